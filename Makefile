@@ -1,0 +1,114 @@
+# psd2gate: one Kore binary (Debian's Kore 4.1.0 source with our patches),
+# the operator CLI, the device daemon and the test suites.
+#
+#   make            build everything into build/ (or $(BUILD))
+#   make run        the sandbox on http://127.0.0.1:8080
+#   make test       every test suite, then the sanitizer run
+#   make bench      wrk side by side with a static route
+#   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
+
+BUILD ?= build
+SANITIZE ?=
+FUZZ_SECONDS ?= 30
+PYTHON = /usr/bin/python3
+
+CC = gcc
+KORE_SRC = /usr/share/kore
+KORE_DIR = $(BUILD)/kore
+KORE_PATCHES = $(sort $(wildcard conf/kore-patches/*.patch))
+KORE_FLAGS = PGSQL=1 TASKS=1 KORE_SINGLE_BINARY=1
+ifneq ($(SANITIZE),)
+KORE_FLAGS += SANITIZE=address,undefined KORE_EXTRA_CFLAGS="-DKORE_NO_SECCOMP -fno-omit-frame-pointer"
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+
+CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+	-Wstrict-prototypes -Wmissing-prototypes -Wshadow -Wpointer-arith \
+	-fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+	-Isrc -I$(BUILD)/gen -I$(shell pg_config --includedir) $(SAN_FLAGS)
+KORE_CFLAGS = -I$(KORE_DIR)/include/kore -I$(KORE_DIR)/obj \
+	-DKORE_SINGLE_BINARY -DKORE_USE_PGSQL -DKORE_USE_TASKS
+LIBS = -lssl -lcrypto -ljansson -largon2 -lpq -lpthread -ldl
+LDFLAGS = -rdynamic -Wl,-z,relro,-z,now $(SAN_FLAGS)
+
+COMMON_SRC = $(wildcard src/common/*.c) src/web/template.c src/web/i18n_pick.c
+APP_SRC = $(filter-out $(COMMON_SRC),$(wildcard src/*.c src/*/*.c))
+APP_SRC := $(filter-out src/ctl/% src/build/%,$(APP_SRC))
+CTL_SRC = $(wildcard src/ctl/*.c)
+
+COMMON_OBJ = $(COMMON_SRC:src/%.c=$(BUILD)/obj/%.o)
+APP_OBJ = $(APP_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/embedded.o
+CTL_OBJ = $(CTL_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
+
+EMBED = $(BUILD)/bin/psd2-embed
+TEMPLATES = $(sort $(wildcard templates/*.html))
+ASSETS = $(sort $(wildcard assets/*.css assets/i18n/*.json))
+MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql))
+
+.PHONY: all run test test-api test-browser test-kore bench fuzz clean deps \
+	sanitize-test
+all: $(BUILD)/bin/psd2gate $(BUILD)/bin/psd2ctl device-all
+
+deps:
+	@sh tests/deps.sh
+
+$(KORE_DIR)/.patched: $(KORE_PATCHES)
+	rm -rf $(KORE_DIR)
+	mkdir -p $(BUILD)
+	cp -R $(KORE_SRC) $(KORE_DIR)
+	for p in $(KORE_PATCHES); do \
+		patch -s -d $(KORE_DIR) -p1 --no-backup-if-mismatch < $$p || exit 1; \
+	done
+	touch $@
+
+$(KORE_DIR)/.built: $(KORE_DIR)/.patched
+	$(MAKE) -s -C $(KORE_DIR) objects OBJDIR=obj $(KORE_FLAGS) >/dev/null
+	touch $@
+
+$(EMBED): src/build/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+
+$(BUILD)/gen/embedded.c: $(EMBED) $(TEMPLATES) $(ASSETS)
+	@mkdir -p $(dir $@)
+	$(EMBED) $@ $(TEMPLATES) $(ASSETS)
+
+$(BUILD)/gen/migrations.c: $(EMBED) $(MIGRATIONS)
+	@mkdir -p $(dir $@)
+	$(EMBED) $@ $(MIGRATIONS)
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/common/%.o: src/common/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/web/template.o $(BUILD)/obj/web/i18n_pick.o: $(BUILD)/obj/web/%.o: src/web/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/ctl/%.o: src/ctl/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: src/%.c $(KORE_DIR)/.built
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(KORE_CFLAGS) -c $< -o $@
+
+$(BUILD)/bin/psd2gate: $(KORE_DIR)/.built $(APP_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(KORE_DIR)/obj/*.o $(APP_OBJ) $(COMMON_OBJ) $(LDFLAGS) $(LIBS)
+
+$(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(CTL_OBJ) $(COMMON_OBJ) $(SAN_FLAGS) $(LIBS)
+
+-include $(wildcard src/*/*.d)
+-include tests/unit/unit.mk
+-include device/device.mk
+-include tests/tests.mk
+
+clean:
+	rm -rf build build-asan

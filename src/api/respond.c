@@ -1,0 +1,215 @@
+/*
+ * Response helpers. A handler sends exactly one answer through one of
+ * these; each adds the security headers and writes the request's log line.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/respond.h"
+#include "app/app.h"
+#include "common/crypto.h"
+
+#define REQUEST_ID_MAX	40
+
+static void
+respond_security_headers(struct http_request *req)
+{
+	http_response_header(req, "content-security-policy",
+	    "default-src 'self'; frame-ancestors 'none'");
+	http_response_header(req, "x-content-type-options", "nosniff");
+	http_response_header(req, "x-frame-options", "DENY");
+	http_response_header(req, "referrer-policy", "no-referrer");
+	http_response_header(req, "cache-control", "no-store");
+	http_response_header(req, "pragma", "no-cache");
+}
+
+/*
+ * The request id is the TPP's x-request-id when it is a UUID, otherwise a
+ * fresh one; it ties a log line to what the caller saw. It is kept from
+ * the first use until the request's log line is written (a 500's errorId
+ * line and its request line share it).
+ */
+static struct http_request	*rid_owner;
+static char			 rid_value[REQUEST_ID_MAX];
+
+const char *
+respond_request_id(struct http_request *req)
+{
+	const char	*hdr;
+
+	if (rid_owner == req)
+		return (rid_value);
+	rid_owner = req;
+	if (http_request_header(req, "x-request-id", &hdr) &&
+	    crypto_is_uuid(hdr)) {
+		snprintf(rid_value, sizeof(rid_value), "%s", hdr);
+	} else if (crypto_uuid(rid_value) == -1) {
+		snprintf(rid_value, sizeof(rid_value), "-");
+	}
+	return (rid_value);
+}
+
+/* Kore restarts req->start on every run of a handler; total sums them. */
+static void
+respond_log(struct http_request *req, int status)
+{
+	u_int64_t	ms;
+
+	ms = req->total + (kore_time_ms() - req->start);
+	kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d ms=%llu",
+	    respond_request_id(req), http_method_text(req->method),
+	    req->path, status, (unsigned long long)ms);
+	rid_owner = NULL;
+}
+
+void
+respond_raw(struct http_request *req, int status, const char *ctype,
+    const void *body, size_t len)
+{
+	respond_security_headers(req);
+	if (ctype != NULL)
+		http_response_header(req, "content-type", ctype);
+	respond_log(req, status);
+	http_response(req, status, body, len);
+}
+
+void
+respond_json(struct http_request *req, int status, json_t *body)
+{
+	char	*text;
+
+	text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	if (text == NULL) {
+		respond_server_error(req, "json_dumps");
+		return;
+	}
+	respond_raw(req, status, "application/json", text, strlen(text));
+	free(text);
+}
+
+void
+respond_html(struct http_request *req, int status, const char *html,
+    size_t len)
+{
+	respond_raw(req, status, "text/html; charset=utf-8", html, len);
+}
+
+void
+respond_redirect(struct http_request *req, const char *url)
+{
+	http_response_header(req, "location", url);
+	respond_raw(req, 302, NULL, NULL, 0);
+}
+
+void
+respond_tpp_error(struct http_request *req, int status, const char *code,
+    const char *path, const char *text)
+{
+	json_t	*msg;
+
+	msg = json_pack("{s:s, s:s}", "category", "ERROR", "code", code);
+	if (msg == NULL) {
+		respond_server_error(req, "json_pack");
+		return;
+	}
+	if (path != NULL)
+		json_object_set_new(msg, "path", json_string(path));
+	json_object_set_new(msg, "text", json_string(text));
+	respond_json(req, status, json_pack("{s:[o]}", "tppMessages", msg));
+}
+
+void
+respond_oauth_error(struct http_request *req, int status, const char *error,
+    const char *description)
+{
+	if (status == 401)
+		http_response_header(req, "www-authenticate",
+		    "Basic realm=\"psd2gate\"");
+	respond_json(req, status, json_pack("{s:s, s:s}", "error", error,
+	    "error_description", description));
+}
+
+void
+respond_bearer_error(struct http_request *req, int expired, const char *token)
+{
+	json_t	*body;
+	char	*desc;
+	int	 len;
+
+	len = asprintf(&desc, "%s: %s", expired ? "Access token expired" :
+	    "Invalid access token", token ? token : "");
+	if (len == -1) {
+		respond_server_error(req, "asprintf");
+		return;
+	}
+	body = json_pack("{s:s, s:s}", "error", "invalid_token",
+	    "error_description", desc);
+	free(desc);
+	http_response_header(req, "www-authenticate",
+	    "Bearer error=\"invalid_token\"");
+	respond_json(req, 401, body);
+}
+
+static void
+respond_timestamp(char *out, size_t len)
+{
+	struct timespec	ts;
+	struct tm	tm;
+	char		base[24];
+	int		ms;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	if (strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		base[0] = '\0';
+	ms = (int)((ts.tv_nsec / 1000000) % 1000);
+	snprintf(out, len, "%.19s.%03d+0000", base, ms);
+}
+
+void
+respond_server_error(struct http_request *req, const char *where)
+{
+	char	error_id[37], stamp[40], body[512];
+	int	len;
+
+	if (crypto_uuid(error_id) == -1)
+		snprintf(error_id, sizeof(error_id), "%s",
+		    "00000000-0000-4000-8000-000000000000");
+	respond_timestamp(stamp, sizeof(stamp));
+	kore_log(LOG_ERR, "error id=%s errorId=%s path=%s where=%s",
+	    respond_request_id(req), error_id, req->path, where);
+	len = snprintf(body, sizeof(body), "{\"errorId\":\"%s\","
+	    "\"timestamp\":\"%s\",\"message\":\"An unexpected error "
+	    "occurred. Please contact the system administration and quote "
+	    "the errorId.\"}", error_id, stamp);
+	respond_raw(req, 500, "application/json", body, (size_t)len);
+}
+
+void
+respond_set_cookie(struct http_request *req, const char *name,
+    const char *value, const char *path, int64_t max_age)
+{
+	char	buf[1024];
+	int	len;
+
+	len = snprintf(buf, sizeof(buf),
+	    "%s=%s; Path=%s; Max-Age=%lld; HttpOnly; SameSite=Lax%s",
+	    name, value, path, (long long)max_age,
+	    app_cfg.cookie_secure ? "; Secure" : "");
+	if (len < 0 || (size_t)len >= sizeof(buf))
+		return;
+	http_response_header(req, "set-cookie", buf);
+}
+
+void
+respond_install_error_hook(void)
+{
+	/* Set once the Kore error-body patch is in (conf/kore-patches). */
+}

@@ -1,0 +1,32 @@
+/*
+ * Process-wide state of psd2gate: loaded once in the parent before the
+ * workers fork, read-only afterwards.
+ */
+#ifndef PSD2_APP_H
+#define PSD2_APP_H
+
+#include <stdint.h>
+
+#include "common/keyring.h"
+
+struct app_config {
+	int		cookie_secure;
+	int64_t		access_token_ttl;
+	int64_t		code_ttl;
+	int64_t		session_idle;
+	int64_t		login_max_failures;
+	int64_t		login_lock_seconds;
+	int64_t		login_rate_per_minute;
+	int64_t		token_rate_per_minute;
+	int64_t		consent_default_days;
+	int64_t		consent_max_days;
+	int64_t		purge_interval;
+};
+
+extern struct app_config	app_cfg;
+extern struct keyring		app_form_keys;
+extern struct keyring		app_totp_keys;
+
+#define APP_DB		"db"
+
+#endif

@@ -1,0 +1,140 @@
+/*
+ * psd2gate entry points for Kore: configuration in the parent, database
+ * registration and housekeeping timers in the workers.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kore.h>
+#include <http.h>
+#include <pgsql.h>
+
+#include "app/app.h"
+#include "app/housekeeping.h"
+#include "api/respond.h"
+#include "common/settings.h"
+#include "web/pages.h"
+
+/*
+ * In single-binary mode Kore parses this built-in configuration after
+ * kore_parent_configure(); ours comes from the file given with -c.
+ */
+u_int8_t	asset_builtin_kore_conf[] = "# configuration is read from -c FILE\n";
+u_int32_t	asset_len_builtin_kore_conf = sizeof(asset_builtin_kore_conf) - 1;
+
+struct app_config	app_cfg;
+struct keyring		app_form_keys;
+struct keyring		app_totp_keys;
+
+void	kore_parent_configure(int, char **);
+void	kore_worker_configure(void);
+int	page_health(struct http_request *);
+
+static const char *
+app_take_config_arg(int *argc, char **argv)
+{
+	const char	*path;
+	int		 i, j;
+
+	path = NULL;
+	for (i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "-c") == 0 && i + 1 < *argc) {
+			path = argv[i + 1];
+			for (j = i; j + 2 <= *argc; j++)
+				argv[j] = argv[j + 2];
+			*argc -= 2;
+			break;
+		}
+	}
+	return (path);
+}
+
+static void
+app_load_settings(void)
+{
+	app_cfg.cookie_secure = settings_bool("cookie_secure", 1);
+	app_cfg.access_token_ttl = settings_int("access_token_ttl", 900);
+	app_cfg.code_ttl = settings_int("code_ttl", 60);
+	app_cfg.session_idle = settings_int("session_idle", 300);
+	app_cfg.login_max_failures = settings_int("login_max_failures", 5);
+	app_cfg.login_lock_seconds = settings_int("login_lock_seconds", 300);
+	app_cfg.login_rate_per_minute =
+	    settings_int("login_rate_per_minute", 30);
+	app_cfg.token_rate_per_minute =
+	    settings_int("token_rate_per_minute", 0);
+	app_cfg.consent_default_days = settings_int("consent_default_days", 90);
+	app_cfg.consent_max_days = settings_int("consent_max_days", 180);
+	app_cfg.purge_interval = settings_int("purge_interval", 60);
+
+	if (app_cfg.consent_max_days < 1 || app_cfg.consent_max_days > 180 ||
+	    app_cfg.consent_default_days < 1 ||
+	    app_cfg.consent_default_days > app_cfg.consent_max_days)
+		fatal("psd2_consent_*_days: 1 <= default <= max <= 180");
+	if (app_cfg.access_token_ttl < 1 || app_cfg.code_ttl < 1)
+		fatal("psd2_access_token_ttl and psd2_code_ttl must be > 0");
+}
+
+static void
+app_load_keys(const char *setting, struct keyring *kr)
+{
+	char	path[PATH_MAX], err[256];
+
+	if (settings_path(setting, NULL, path, sizeof(path)) == -1)
+		fatal("psd2_%s is not set", setting);
+	if (keyring_load(kr, path, err, sizeof(err)) == -1)
+		fatal("psd2_%s: %s (psd2ctl keys-init creates it)", setting, err);
+}
+
+void
+kore_parent_configure(int argc, char **argv)
+{
+	FILE		*fp;
+	const char	*path;
+	char		*text, err[512];
+
+	/* Kore logs with printf in the foreground: one line, one write. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if ((path = app_take_config_arg(&argc, argv)) == NULL) {
+		fprintf(stderr, "usage: psd2gate -c FILE [-fnqr]\n");
+		exit(2);
+	}
+	kore_default_getopt(argc, argv);
+
+	if (settings_load(path, &text, err, sizeof(err)) == -1)
+		fatal("%s", err);
+	if (settings_get("db", NULL) == NULL)
+		fatal("%s: psd2_db is not set", path);
+
+	if ((fp = fmemopen(text, strlen(text), "r")) == NULL)
+		fatal("fmemopen: %s", errno_s);
+	kore_parse_config_file(fp);
+	fclose(fp);
+	free(text);
+
+	app_load_settings();
+	app_load_keys("form_keys", &app_form_keys);
+	app_load_keys("totp_keys", &app_totp_keys);
+	if (pages_init() == -1)
+		fatal("templates or translations failed to load");
+}
+
+void
+kore_worker_configure(void)
+{
+	kore_pgsql_register(APP_DB, settings_get("db", NULL));
+	respond_install_error_hook();
+	housekeeping_start();
+}
+
+int
+page_health(struct http_request *req)
+{
+	static const char	body[] = "{\"status\":\"ok\"}";
+
+	respond_raw(req, 200, "application/json", body, sizeof(body) - 1);
+	return (KORE_RESULT_OK);
+}

@@ -1,0 +1,62 @@
+/*
+ * Text encodings of bytes: base64 (RFC 4648 section 4, padded),
+ * base64url (section 5, unpadded), base32 (section 6), hex and the
+ * application/x-www-form-urlencoded component form.
+ *
+ * Conventions for every function here: input is (pointer, length) and
+ * need not be NUL-terminated; output goes to a caller buffer of outlen
+ * bytes; the return value is the output length, or -1 on malformed input
+ * or a too small buffer. Encoders (and form_decode, whose output is text)
+ * also write a terminating NUL, which must fit in outlen but is not
+ * counted. Decoders are strict: no whitespace, no stray characters, no
+ * wrong padding, no non-zero unused trailing bits, so that every value has
+ * exactly one accepted encoding.
+ */
+#ifndef PSD2_ENCODING_H
+#define PSD2_ENCODING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Encoded lengths, excluding the NUL. */
+#define BASE64_ENCODED_LEN(n)		(((n) + 2) / 3 * 4)
+#define BASE64URL_ENCODED_LEN(n)	(((n) * 4 + 2) / 3)
+#define BASE32_ENCODED_LEN(n)		(((n) * 8 + 4) / 5)
+#define HEX_ENCODED_LEN(n)		((n) * 2)
+#define FORM_ENCODED_MAX(n)		((n) * 3)
+
+/* Upper bound of a decoded length for n input characters. */
+#define BASE64_DECODED_MAX(n)		((n) / 4 * 3 + 2)
+#define BASE32_DECODED_MAX(n)		((n) * 5 / 8)
+
+int	base64_encode(const void *in, size_t inlen, char *out, size_t outlen);
+int	base64_decode(const char *in, size_t inlen, uint8_t *out,
+	    size_t outlen);
+
+int	base64url_encode(const void *in, size_t inlen, char *out,
+	    size_t outlen);
+int	base64url_decode(const char *in, size_t inlen, uint8_t *out,
+	    size_t outlen);
+
+/*
+ * Encoder: upper case and without padding, the form otpauth:// URIs use.
+ * Decoder: either case, padding optional but correct when present.
+ */
+int	base32_encode(const void *in, size_t inlen, char *out, size_t outlen);
+int	base32_decode(const char *in, size_t inlen, uint8_t *out,
+	    size_t outlen);
+
+/* Encoder: lower case. Decoder: either case, even length. */
+int	hex_encode(const void *in, size_t inlen, char *out, size_t outlen);
+int	hex_decode(const char *in, size_t inlen, uint8_t *out, size_t outlen);
+
+/*
+ * One form component: '+' is a space, %XX any case. Rejects a malformed
+ * '%' escape and any NUL (raw or %00), so the result is a safe C string.
+ */
+int	form_decode(const char *in, size_t inlen, char *out, size_t outlen);
+
+/* Keeps RFC 3986 unreserved characters, %XX (upper case) for the rest. */
+int	form_encode(const char *in, size_t inlen, char *out, size_t outlen);
+
+#endif

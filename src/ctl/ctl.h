@@ -1,0 +1,27 @@
+/* psd2ctl: the operator CLI. Blocking libpq is fine here. */
+#ifndef PSD2_CTL_H
+#define PSD2_CTL_H
+
+#include <libpq-fe.h>
+
+/* Runs a parameterised statement; exits with a message on failure. */
+PGresult	*ctl_exec(PGconn *, const char *, int, const char *const *);
+int		 ctl_migrate(PGconn *);
+int		 ctl_keys_init(void);
+int		 ctl_tpp(PGconn *, int, char **);
+int		 ctl_psu(PGconn *, int, char **);
+int		 ctl_staff(PGconn *, int, char **);
+int		 ctl_account(PGconn *, int, char **);
+int		 ctl_sandbox_seed(PGconn *);
+
+/* Creates a TPP client: secret NULL generates one (printed once). */
+int		 ctl_client_add(PGconn *, const char *, const char *,
+		    const char *, const char *const *, int, int, int,
+		    const char *);
+/* Adds a PSU or staff member ("psu"/"staff"); totp_b32 NULL generates one. */
+int		 ctl_person_add(PGconn *, const char *, const char *,
+		    const char *, const char *, const char *);
+int		 ctl_account_add(PGconn *, const char *, const char *,
+		    const char *, const char *, const char *);
+
+#endif

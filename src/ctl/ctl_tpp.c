@@ -1,0 +1,186 @@
+/*
+ * psd2ctl tpp add|list|suspend|activate. The client secret is a 256-bit
+ * random value, printed once, stored as its SHA-256.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/crypto.h"
+#include "common/encoding.h"
+#include "ctl/ctl.h"
+
+#define REDIRECTS_MAX	8
+
+static int
+ctl_redirect_array(const char *const *uris, int n, char *out, size_t len)
+{
+	int	i;
+
+	snprintf(out, len, "{");
+	for (i = 0; i < n; i++) {
+		if (strpbrk(uris[i], "\"\\{},") != NULL ||
+		    (strncmp(uris[i], "https://", 8) != 0 &&
+		    strncmp(uris[i], "http://127.0.0.1", 16) != 0 &&
+		    strncmp(uris[i], "http://localhost", 16) != 0)) {
+			fprintf(stderr, "psd2ctl: redirect URI must be https "
+			    "(or http on loopback) without quotes, commas or "
+			    "braces: %s\n", uris[i]);
+			return (-1);
+		}
+		snprintf(out + strlen(out), len - strlen(out), "%s\"%s\"",
+		    i ? "," : "", uris[i]);
+	}
+	snprintf(out + strlen(out), len - strlen(out), "}");
+	return (0);
+}
+
+int
+ctl_client_add(PGconn *db, const char *name, const char *org_id,
+    const char *client_id, const char *const *uris, int nuris,
+    int pkce_required, int access_ttl, const char *secret)
+{
+	PGresult	*res;
+	uint8_t		 raw[32], digest[32];
+	char		 gen_secret[64], gen_id[37], array[4096], ttl[16];
+	char		 hexdigest[65];
+	const char	*params[7];
+
+	if (secret == NULL) {
+		if (crypto_random(raw, sizeof(raw)) == -1)
+			return (1);
+		base64url_encode(raw, sizeof(raw), gen_secret,
+		    sizeof(gen_secret));
+		secret = gen_secret;
+	}
+	if (client_id == NULL) {
+		if (crypto_uuid(gen_id) == -1)
+			return (1);
+		client_id = gen_id;
+	}
+	if (nuris < 1 || ctl_redirect_array(uris, nuris, array,
+	    sizeof(array)) == -1)
+		return (1);
+	crypto_sha256(secret, strlen(secret), digest);
+	hex_encode(digest, sizeof(digest), hexdigest, sizeof(hexdigest));
+	snprintf(ttl, sizeof(ttl), "%d", access_ttl);
+	params[0] = name;
+	params[1] = org_id;
+	params[2] = client_id;
+	params[3] = hexdigest;
+	params[4] = array;
+	params[5] = pkce_required ? "true" : "false";
+	params[6] = ttl;
+	res = ctl_exec(db,
+	    "WITH t AS (INSERT INTO tpp (name, org_id) VALUES ($1, $2) "
+	    "ON CONFLICT (org_id) DO UPDATE SET name = excluded.name "
+	    "RETURNING id) "
+	    "INSERT INTO oauth_client (client_id, tpp_id, secret_hash, "
+	    "redirect_uris, pkce_required, access_ttl) "
+	    "SELECT $3, id, decode($4, 'hex'), $5, $6, $7 FROM t "
+	    "RETURNING client_id", 7, params);
+	printf("client_id: %s\nclient_secret: %s\n", PQgetvalue(res, 0, 0),
+	    secret);
+	PQclear(res);
+	return (0);
+}
+
+static int
+ctl_tpp_add(PGconn *db, int argc, char **argv)
+{
+	const char	*name, *org, *client_id, *secret, *uris[REDIRECTS_MAX];
+	int		 i, n, pkce, ttl;
+
+	name = org = client_id = secret = NULL;
+	n = pkce = 0;
+	ttl = 900;
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--pkce-required") == 0) {
+			pkce = 1;
+			continue;
+		}
+		if (i + 1 == argc)
+			return (2);
+		if (strcmp(argv[i], "--name") == 0)
+			name = argv[++i];
+		else if (strcmp(argv[i], "--org-id") == 0)
+			org = argv[++i];
+		else if (strcmp(argv[i], "--client-id") == 0)
+			client_id = argv[++i];
+		else if (strcmp(argv[i], "--secret") == 0)
+			secret = argv[++i];
+		else if (strcmp(argv[i], "--access-ttl") == 0)
+			ttl = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--redirect-uri") == 0 &&
+		    n < REDIRECTS_MAX)
+			uris[n++] = argv[++i];
+		else
+			return (2);
+	}
+	if (name == NULL || org == NULL || n == 0 || ttl <= 0)
+		return (2);
+	return (ctl_client_add(db, name, org, client_id, uris, n, pkce, ttl,
+	    secret));
+}
+
+static int
+ctl_tpp_list(PGconn *db)
+{
+	PGresult	*res;
+	int		 i;
+
+	res = ctl_exec(db, "SELECT t.org_id, t.name, t.status, c.client_id, "
+	    "c.status, array_to_string(c.redirect_uris, ' ') FROM tpp t "
+	    "LEFT JOIN oauth_client c ON c.tpp_id = t.id "
+	    "ORDER BY t.org_id, c.client_id", 0, NULL);
+	for (i = 0; i < PQntuples(res); i++) {
+		printf("%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(res, i, 0),
+		    PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),
+		    PQgetvalue(res, i, 3), PQgetvalue(res, i, 4),
+		    PQgetvalue(res, i, 5));
+	}
+	PQclear(res);
+	return (0);
+}
+
+static int
+ctl_tpp_status(PGconn *db, const char *org_id, const char *status)
+{
+	PGresult	*res;
+	const char	*params[2] = { org_id, status };
+	int		 found;
+
+	res = ctl_exec(db, "UPDATE tpp SET status = $2 WHERE org_id = $1",
+	    2, params);
+	found = strcmp(PQcmdTuples(res), "1") == 0;
+	PQclear(res);
+	if (!found) {
+		fprintf(stderr, "psd2ctl: no TPP %s\n", org_id);
+		return (1);
+	}
+	if (strcmp(status, "suspended") == 0) {
+		/* A suspended TPP's tokens stop working at once. */
+		PQclear(ctl_exec(db, "UPDATE token SET revoked_at = now() "
+		    "WHERE revoked_at IS NULL AND client_id IN (SELECT "
+		    "client_id FROM oauth_client c JOIN tpp t ON "
+		    "t.id = c.tpp_id WHERE t.org_id = $1)", 1, params));
+	}
+	printf("%s: %s\n", org_id, status);
+	return (0);
+}
+
+int
+ctl_tpp(PGconn *db, int argc, char **argv)
+{
+	if (argc < 1)
+		return (2);
+	if (strcmp(argv[0], "add") == 0)
+		return (ctl_tpp_add(db, argc - 1, argv + 1));
+	if (strcmp(argv[0], "list") == 0)
+		return (ctl_tpp_list(db));
+	if (strcmp(argv[0], "suspend") == 0 && argc == 2)
+		return (ctl_tpp_status(db, argv[1], "suspended"));
+	if (strcmp(argv[0], "activate") == 0 && argc == 2)
+		return (ctl_tpp_status(db, argv[1], "active"));
+	return (2);
+}

@@ -1,0 +1,123 @@
+/*
+ * psd2ctl: operator CLI for psd2gate. Reads the same configuration file
+ * as the service (-c FILE).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/settings.h"
+#include "ctl/ctl.h"
+#if __has_include("ctl/ctl_device.h")
+#include "ctl/ctl_device.h"
+#define HAVE_CTL_DEVICE 1
+#endif
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: psd2ctl -c FILE command ...\n"
+	    "  keys-init                 create missing key files\n"
+	    "  migrate                   apply schema migrations\n"
+	    "  sandbox-seed              load the sandbox demo data\n"
+	    "  tpp add --name N --org-id ID --redirect-uri URI [...]\n"
+	    "          [--client-id ID] [--secret S] [--pkce-required]\n"
+	    "          [--access-ttl SECONDS]\n"
+	    "  tpp list | tpp suspend ORG-ID | tpp activate ORG-ID\n"
+	    "  psu add USER [--password P] [--totp-secret B32] [--name N]\n"
+	    "  psu unlock USER\n"
+	    "  account add USER IBAN CURRENCY NAME [--resource-id ID]\n"
+	    "  staff add USER [--password P] [--totp-secret B32] [--name N]\n"
+	    "  device list|enrol SERIAL|assign SERIAL USER|block SERIAL\n"
+	    "  purge                     delete expired codes, tokens, ...\n");
+	exit(2);
+}
+
+PGresult *
+ctl_exec(PGconn *db, const char *sql, int n, const char *const *params)
+{
+	PGresult	*res;
+
+	res = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK &&
+	    PQresultStatus(res) != PGRES_COMMAND_OK) {
+		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
+		PQclear(res);
+		PQfinish(db);
+		exit(1);
+	}
+	return (res);
+}
+
+static PGconn *
+ctl_connect(void)
+{
+	PGconn	*db;
+
+	db = PQconnectdb(settings_get("db", ""));
+	if (PQstatus(db) != CONNECTION_OK) {
+		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
+		exit(1);
+	}
+	PQclear(PQexec(db, "SET client_min_messages = warning"));
+	return (db);
+}
+
+static int
+ctl_purge(PGconn *db)
+{
+	PGresult	*res;
+
+	res = ctl_exec(db, "SELECT psd2_purge()", 0, NULL);
+	printf("purged %s rows\n", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	PGconn		*db;
+	const char	*conf;
+	char		 err[512];
+	int		 rc;
+
+	if (argc < 4 || strcmp(argv[1], "-c") != 0)
+		usage();
+	conf = argv[2];
+	argc -= 3;
+	argv += 3;
+	if (settings_load(conf, NULL, err, sizeof(err)) == -1) {
+		fprintf(stderr, "psd2ctl: %s\n", err);
+		return (1);
+	}
+	if (strcmp(argv[0], "keys-init") == 0)
+		return (ctl_keys_init());
+
+	db = ctl_connect();
+	if (strcmp(argv[0], "migrate") == 0)
+		rc = ctl_migrate(db);
+	else if (strcmp(argv[0], "sandbox-seed") == 0)
+		rc = ctl_sandbox_seed(db);
+	else if (strcmp(argv[0], "tpp") == 0)
+		rc = ctl_tpp(db, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "psu") == 0)
+		rc = ctl_psu(db, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "staff") == 0)
+		rc = ctl_staff(db, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "account") == 0)
+		rc = ctl_account(db, argc - 1, argv + 1);
+#if defined(HAVE_CTL_DEVICE)
+	else if (strcmp(argv[0], "device") == 0)
+		rc = argc > 1 ? ctl_device(db, argc - 1, argv + 1) : 2;
+#endif
+	else if (strcmp(argv[0], "purge") == 0)
+		rc = ctl_purge(db);
+	else
+		usage();
+	PQfinish(db);
+	if (rc == 2)
+		usage();
+	return (rc);
+}

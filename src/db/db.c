@@ -1,0 +1,196 @@
+/*
+ * Async query driver over kore_pgsql. The first call of db_query_poll()
+ * sends the query (or waits in Kore's queue for a free connection); later
+ * calls follow kore_pgsql's states until the result set is kept and the
+ * connection released.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/app.h"
+#include "db/db.h"
+
+enum {
+	DBQ_NEW,
+	DBQ_SENT,
+	DBQ_DONE,
+	DBQ_FAILED
+};
+
+void
+db_query_begin(struct db_query *q, struct http_request *req, const char *sql)
+{
+	db_query_end(q);
+	memset(q, 0, sizeof(*q));
+	q->req = req;
+	q->sql = sql;
+	q->state = DBQ_NEW;
+}
+
+static void
+db_param_add(struct db_query *q, const void *v, size_t len, int format)
+{
+	if (q->nparams == DB_PARAMS_MAX)
+		fatal("db: too many parameters for %s", q->sql);
+	if (v == NULL) {
+		q->values[q->nparams] = NULL;
+		q->lengths[q->nparams] = 0;
+	} else {
+		q->values[q->nparams] = kore_malloc(len + 1);
+		memcpy(q->values[q->nparams], v, len);
+		q->values[q->nparams][len] = '\0';
+		q->lengths[q->nparams] = (int)len;
+	}
+	q->formats[q->nparams] = format;
+	q->nparams++;
+}
+
+void
+db_param(struct db_query *q, const char *v)
+{
+	db_param_add(q, v, v ? strlen(v) : 0, 0);
+}
+
+void
+db_param_int(struct db_query *q, long long v)
+{
+	char	buf[24];
+
+	snprintf(buf, sizeof(buf), "%lld", v);
+	db_param(q, buf);
+}
+
+void
+db_param_bin(struct db_query *q, const void *v, size_t len)
+{
+	db_param_add(q, v, len, 1);
+}
+
+static int
+db_send(struct db_query *q)
+{
+	if (!q->bound) {
+		kore_pgsql_init(&q->pg);
+		kore_pgsql_bind_request(&q->pg, q->req);
+		q->bound = 1;
+	}
+	if (!kore_pgsql_setup(&q->pg, APP_DB, KORE_PGSQL_ASYNC)) {
+		/* No free connection: Kore queued us and wakes us later. */
+		if (q->pg.state == KORE_PGSQL_STATE_INIT)
+			return (DB_PENDING);
+		kore_pgsql_logerror(&q->pg);
+		return (DB_FAILED);
+	}
+	if (!kore_pgsql_query_param_fields(&q->pg, q->sql, 0, q->nparams,
+	    (const char **)q->values, q->lengths, q->formats)) {
+		kore_pgsql_logerror(&q->pg);
+		return (DB_FAILED);
+	}
+	q->state = DBQ_SENT;
+	return (DB_PENDING);
+}
+
+static void
+db_unbind(struct db_query *q)
+{
+	if (q->bound) {
+		kore_pgsql_cleanup(&q->pg);
+		q->bound = 0;
+	}
+}
+
+enum db_status
+db_query_poll(struct db_query *q)
+{
+	int	rc;
+
+	switch (q->state) {
+	case DBQ_NEW:
+		if ((rc = db_send(q)) == DB_FAILED)
+			q->state = DBQ_FAILED;
+		return (rc);
+	case DBQ_DONE:
+		return (DB_READY);
+	case DBQ_FAILED:
+		return (DB_FAILED);
+	}
+
+	for (;;) {
+		switch (q->pg.state) {
+		case KORE_PGSQL_STATE_WAIT:
+			return (DB_PENDING);
+		case KORE_PGSQL_STATE_RESULT:
+			/* Keep the first result set; later ones are drained. */
+			if (q->result == NULL) {
+				q->result = q->pg.result;
+				q->pg.result = NULL;
+			}
+			kore_pgsql_continue(&q->pg);
+			break;
+		case KORE_PGSQL_STATE_ERROR:
+			kore_log(LOG_ERR, "db: %s", q->pg.error ?
+			    q->pg.error : "unknown error");
+			q->state = DBQ_FAILED;
+			db_unbind(q);
+			return (DB_FAILED);
+		case KORE_PGSQL_STATE_COMPLETE:
+			db_unbind(q);
+			q->state = DBQ_DONE;
+			return (DB_READY);
+		default:
+			kore_pgsql_continue(&q->pg);
+			break;
+		}
+	}
+}
+
+void
+db_query_end(struct db_query *q)
+{
+	int	i;
+
+	if (q->req == NULL)
+		return;
+	db_unbind(q);
+	if (q->result != NULL)
+		PQclear(q->result);
+	for (i = 0; i < q->nparams; i++)
+		kore_free(q->values[i]);
+	memset(q, 0, sizeof(*q));
+}
+
+PGresult *
+db_result(struct db_query *q)
+{
+	return (q->result);
+}
+
+int
+db_rows(struct db_query *q)
+{
+	return (q->result ? PQntuples(q->result) : 0);
+}
+
+const char *
+db_value(struct db_query *q, int row, int col)
+{
+	return (PQgetvalue(q->result, row, col));
+}
+
+int
+db_is_null(struct db_query *q, int row, int col)
+{
+	return (PQgetisnull(q->result, row, col));
+}
+
+long long
+db_int(struct db_query *q, int row, int col)
+{
+	return (strtoll(PQgetvalue(q->result, row, col), NULL, 10));
+}
+
+int
+db_bool(struct db_query *q, int row, int col)
+{
+	return (PQgetvalue(q->result, row, col)[0] == 't');
+}

@@ -1,0 +1,182 @@
+/*
+ * GET /auth/oauth/authorize (spec 4.1, RFC 6749 4.1.1, RFC 7636).
+ *
+ * The client and its redirect_uri are checked against the registry first:
+ * until both are known good, errors are shown to the PSU and never
+ * redirected. The validated request is then sealed into the login form;
+ * nothing is written to the database.
+ */
+#include <sys/types.h>
+
+#include <string.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/respond.h"
+#include "db/db.h"
+#include "oauth/oauth.h"
+#include "web/forms.h"
+#include "web/pages.h"
+
+int	oauth_authorize(struct http_request *);
+
+struct authorize_ctx {
+	struct db_query	q;
+};
+
+static const char sql_client[] =
+    "SELECT $2 = ANY (c.redirect_uris), c.pkce_required, t.name, t.org_id "
+    "FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id "
+    "WHERE c.client_id = $1 AND c.status = 'active' AND t.status = 'active'";
+
+static void
+authorize_free(struct http_request *req)
+{
+	struct authorize_ctx	*ctx = http_state_get(req);
+
+	db_query_end(&ctx->q);
+}
+
+static int
+authorize_challenge_valid(const char *c)
+{
+	size_t	i, len;
+
+	len = strlen(c);
+	if (len < 43 || len > 128)
+		return (0);
+	for (i = 0; i < len; i++) {
+		if (!((c[i] >= 'A' && c[i] <= 'Z') ||
+		    (c[i] >= 'a' && c[i] <= 'z') ||
+		    (c[i] >= '0' && c[i] <= '9') ||
+		    c[i] == '-' || c[i] == '.' || c[i] == '_' || c[i] == '~'))
+			return (0);
+	}
+	return (1);
+}
+
+/* Checks what may be answered by redirect; 0 or an error was sent. */
+static int
+authorize_check_request(struct http_request *req, json_t *request,
+    int pkce_required)
+{
+	const char	*rtype, *method, *challenge;
+	char		 scope[128];
+	int		 bits;
+
+	rtype = forms_arg(req, "response_type");
+	if (rtype == NULL || strcmp(rtype, "code") != 0) {
+		oauth_redirect_error(req, request, rtype == NULL ?
+		    "invalid_request" : "unsupported_response_type",
+		    "response_type must be code");
+		return (-1);
+	}
+	bits = oauth_scope_parse(forms_arg(req, "scope"), scope,
+	    sizeof(scope));
+	if (bits <= 0) {
+		oauth_redirect_error(req, request, "invalid_scope",
+		    "scope must name FUND_AVAILABILITY, ACCOUNT_INFORMATION "
+		    "or PAYMENT_INITIATION");
+		return (-1);
+	}
+	json_object_set_new(request, "sc", json_string(scope));
+
+	challenge = forms_arg(req, "code_challenge");
+	method = forms_arg(req, "code_challenge_method");
+	if (method != NULL && strcmp(method, "S256") != 0) {
+		oauth_redirect_error(req, request, "invalid_request",
+		    "code_challenge_method must be S256");
+		return (-1);
+	}
+	if (challenge == NULL && (method != NULL || pkce_required)) {
+		oauth_redirect_error(req, request, "invalid_request",
+		    "code_challenge (S256) is required");
+		return (-1);
+	}
+	if (challenge != NULL) {
+		if (method == NULL || !authorize_challenge_valid(challenge)) {
+			oauth_redirect_error(req, request, "invalid_request",
+			    "code_challenge must be a base64url S256 value "
+			    "with code_challenge_method=S256");
+			return (-1);
+		}
+		json_object_set_new(request, "cc", json_string(challenge));
+	}
+	return (0);
+}
+
+static void
+authorize_login_page(struct http_request *req, json_t *request)
+{
+	char	authreq[FORMS_TOKEN_MAX], csrf[FORMS_TOKEN_MAX];
+
+	if (forms_seal_authreq(request, authreq, sizeof(authreq)) == -1 ||
+	    forms_csrf_issue(req, authreq, csrf, sizeof(csrf)) == -1) {
+		respond_server_error(req, "authorize seal");
+		return;
+	}
+	pages_render(req, 200, "login", json_pack("{s:s, s:s, s:O}",
+	    "authreq", authreq, "csrf", csrf, "request", request));
+}
+
+static void
+authorize_decide(struct http_request *req, struct authorize_ctx *ctx)
+{
+	json_t		*request;
+	const char	*state;
+
+	if (db_rows(&ctx->q) != 1 || !db_bool(&ctx->q, 0, 0)) {
+		pages_message(req, 400, "error_title", "error_client");
+		return;
+	}
+	state = forms_arg(req, "state");
+	request = json_pack("{s:s, s:s, s:s, s:s}",
+	    "c", forms_arg(req, "client_id"),
+	    "r", forms_arg(req, "redirect_uri"),
+	    "tn", db_value(&ctx->q, 0, 2),
+	    "to", db_value(&ctx->q, 0, 3));
+	if (request == NULL) {
+		respond_server_error(req, "authorize json");
+		return;
+	}
+	if (state != NULL)
+		json_object_set_new(request, "s", json_string(state));
+	if (authorize_check_request(req, request, db_bool(&ctx->q, 0, 1)) == 0)
+		authorize_login_page(req, request);
+	json_decref(request);
+}
+
+int
+oauth_authorize(struct http_request *req)
+{
+	struct authorize_ctx	*ctx;
+	const char		*client_id, *redirect_uri;
+
+	if (!http_state_exists(req)) {
+		ctx = http_state_create(req, sizeof(*ctx), authorize_free);
+		http_populate_get(req);
+		client_id = forms_arg(req, "client_id");
+		redirect_uri = forms_arg(req, "redirect_uri");
+		if (client_id == NULL || redirect_uri == NULL) {
+			pages_message(req, 400, "error_title", "error_client");
+			return (KORE_RESULT_OK);
+		}
+		db_query_begin(&ctx->q, req, sql_client);
+		db_param(&ctx->q, client_id);
+		db_param(&ctx->q, redirect_uri);
+	}
+	ctx = http_state_get(req);
+
+	switch (db_query_poll(&ctx->q)) {
+	case DB_PENDING:
+		return (KORE_RESULT_RETRY);
+	case DB_FAILED:
+		respond_server_error(req, "authorize client lookup");
+		return (KORE_RESULT_OK);
+	case DB_READY:
+		break;
+	}
+	authorize_decide(req, ctx);
+	return (KORE_RESULT_OK);
+}

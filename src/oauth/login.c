@@ -1,0 +1,198 @@
+/*
+ * POST /auth/login: the PSU's first factor (username and password).
+ *
+ * Every failure looks the same (RTS Art. 4(3)(a)); a lock is revealed
+ * only to someone who then gives the right password (Art. 4(4)). The
+ * password is checked in a Kore task, never on the event loop.
+ */
+#include <sys/types.h>
+
+#include <string.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/peer.h"
+#include "api/respond.h"
+#include "app/app.h"
+#include "db/db.h"
+#include "oauth/login.h"
+#include "oauth/password_task.h"
+#include "web/forms.h"
+#include "web/pages.h"
+
+int	oauth_login(struct http_request *);
+
+enum login_phase {
+	LOGIN_LOOKUP,
+	LOGIN_PASSWORD,
+	LOGIN_OUTCOME
+};
+
+struct login_ctx {
+	enum login_phase	phase;
+	struct form_state	fs;
+	struct db_query		q;
+	struct password_job	pw;
+	long long		psu_id;
+	int			password_ok;
+};
+
+static const char sql_lookup[] =
+    "SELECT rate_ok, psu_id, password_hash FROM login_lookup($1, $2, $3)";
+static const char sql_factor[] =
+    "SELECT login_factor($1, $2, $3, $4, false)";
+
+static void
+login_free(struct http_request *req)
+{
+	struct login_ctx	*ctx = http_state_get(req);
+
+	db_query_end(&ctx->q);
+	password_job_end(&ctx->pw);
+	forms_clear(&ctx->fs);
+}
+
+void
+login_page(struct http_request *req, int status, struct form_state *fs,
+    const char *error_key)
+{
+	char	csrf[FORMS_TOKEN_MAX];
+
+	if (forms_csrf_issue(req, fs->authreq, csrf, sizeof(csrf)) == -1) {
+		respond_server_error(req, "login csrf");
+		return;
+	}
+	pages_render(req, status, "login", json_pack("{s:s, s:s, s:O, s:s?}",
+	    "authreq", fs->authreq, "csrf", csrf, "request", fs->request,
+	    "error", error_key ? pages_text(req, error_key) : NULL));
+}
+
+static int
+login_start(struct http_request *req, struct login_ctx *ctx)
+{
+	const char	*username, *password;
+	char		 addr[PEER_ADDR_MAX];
+
+	http_populate_post(req);
+	if (forms_verify(req, &ctx->fs) == -1) {
+		pages_message(req, 403, "error_title", "error_csrf");
+		return (KORE_RESULT_OK);
+	}
+	username = forms_arg(req, "username");
+	password = forms_arg(req, "password");
+	if (username == NULL || password == NULL || *username == '\0' ||
+	    *password == '\0') {
+		login_page(req, 401, &ctx->fs, "error_login");
+		return (KORE_RESULT_OK);
+	}
+	db_query_begin(&ctx->q, req, sql_lookup);
+	db_param(&ctx->q, username);
+	db_param(&ctx->q, peer_addr(req, addr, sizeof(addr)));
+	db_param_int(&ctx->q, app_cfg.login_rate_per_minute);
+	ctx->phase = LOGIN_LOOKUP;
+	return (KORE_RESULT_RETRY);
+}
+
+static void
+login_finish(struct http_request *req, struct login_ctx *ctx,
+    const char *outcome)
+{
+	char	step[FORMS_TOKEN_MAX];
+
+	if (strcmp(outcome, "locked") == 0) {
+		pages_message(req, 403, "locked_title", "locked");
+		return;
+	}
+	if (strcmp(outcome, "ok") != 0 || !ctx->password_ok) {
+		login_page(req, 401, &ctx->fs, "error_login");
+		return;
+	}
+	if (forms_seal_step("pwok", ctx->psu_id, ctx->fs.authreq, step,
+	    sizeof(step)) == -1) {
+		respond_server_error(req, "login step seal");
+		return;
+	}
+	otp_page(req, 200, &ctx->fs, step, NULL);
+}
+
+static int
+login_step(struct http_request *req, struct login_ctx *ctx)
+{
+	const char	*hash;
+
+	switch (ctx->phase) {
+	case LOGIN_LOOKUP:
+		if (!db_bool(&ctx->q, 0, 0)) {
+			pages_message(req, 429, "error_title", "error_rate");
+			return (KORE_RESULT_OK);
+		}
+		ctx->psu_id = db_is_null(&ctx->q, 0, 1) ? 0 :
+		    db_int(&ctx->q, 0, 1);
+		hash = ctx->psu_id ? db_value(&ctx->q, 0, 2) : NULL;
+		password_job_start(&ctx->pw, req, hash,
+		    forms_arg(req, "password"));
+		db_query_end(&ctx->q);
+		ctx->phase = LOGIN_PASSWORD;
+		return (KORE_RESULT_RETRY);
+	case LOGIN_PASSWORD:
+		switch (password_job_poll(&ctx->pw)) {
+		case PASSWORD_PENDING:
+			return (KORE_RESULT_RETRY);
+		case PASSWORD_MATCH:
+			ctx->password_ok = 1;
+			break;
+		case PASSWORD_MISMATCH:
+			ctx->password_ok = 0;
+			break;
+		}
+		if (ctx->psu_id == 0) {
+			login_page(req, 401, &ctx->fs, "error_login");
+			return (KORE_RESULT_OK);
+		}
+		db_query_begin(&ctx->q, req, sql_factor);
+		db_param_int(&ctx->q, ctx->psu_id);
+		db_param(&ctx->q, ctx->password_ok ? "true" : "false");
+		db_param_int(&ctx->q, app_cfg.login_max_failures);
+		db_param_int(&ctx->q, app_cfg.login_lock_seconds);
+		ctx->phase = LOGIN_OUTCOME;
+		return (KORE_RESULT_RETRY);
+	case LOGIN_OUTCOME:
+		login_finish(req, ctx, db_value(&ctx->q, 0, 0));
+		return (KORE_RESULT_OK);
+	}
+	return (KORE_RESULT_OK);
+}
+
+int
+oauth_login(struct http_request *req)
+{
+	struct login_ctx	*ctx;
+	int			 rc;
+
+	if (!http_state_exists(req)) {
+		ctx = http_state_create(req, sizeof(*ctx), login_free);
+		if ((rc = login_start(req, ctx)) != KORE_RESULT_RETRY)
+			return (rc);
+	}
+	ctx = http_state_get(req);
+
+	for (;;) {
+		if (ctx->phase != LOGIN_PASSWORD) {
+			switch (db_query_poll(&ctx->q)) {
+			case DB_PENDING:
+				return (KORE_RESULT_RETRY);
+			case DB_FAILED:
+				respond_server_error(req, "login query");
+				return (KORE_RESULT_OK);
+			case DB_READY:
+				break;
+			}
+		}
+		rc = login_step(req, ctx);
+		if (rc != KORE_RESULT_RETRY)
+			return (rc);
+		if (ctx->phase == LOGIN_PASSWORD)
+			return (KORE_RESULT_RETRY);
+	}
+}

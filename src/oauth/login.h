@@ -1,0 +1,16 @@
+/* The PSU login pages shared by the password and TOTP steps. */
+#ifndef PSD2_LOGIN_H
+#define PSD2_LOGIN_H
+
+struct http_request;
+struct form_state;
+struct db_query;
+
+void	login_page(struct http_request *, int, struct form_state *,
+	    const char *);
+void	otp_page(struct http_request *, int, struct form_state *,
+	    const char *, const char *);
+void	consent_page(struct http_request *, struct form_state *, long long,
+	    struct db_query *);
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * Pieces shared by the authorisation endpoints: scopes, error redirects
+ * and the random values handed to TPPs.
+ */
+#ifndef PSD2_OAUTH_H
+#define PSD2_OAUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct http_request;
+
+#define OAUTH_SCOPE_FUND	0x01
+#define OAUTH_SCOPE_AIS		0x02
+#define OAUTH_SCOPE_PIS		0x04
+
+/*
+ * Parses a space-separated scope list; returns the bit set, 0 when empty,
+ * -1 for an unknown value. canonical gets the granted list, in a fixed
+ * order and without duplicates.
+ */
+int	oauth_scope_parse(const char *, char *, size_t);
+/* The scopes as a PostgreSQL text[] literal. */
+void	oauth_scope_array(int, char *, size_t);
+
+/* 302 to the client's redirect_uri with error, description and state. */
+void	oauth_redirect_error(struct http_request *, json_t *, const char *,
+	    const char *);
+/* redirect_uri?code=..&state=.. */
+void	oauth_redirect_code(struct http_request *, json_t *, const char *);
+
+/* A random UUID-shaped secret and its SHA-256. */
+int	oauth_new_secret(char [37], uint8_t [32]);
+
+/* HTTP Basic client credentials (RFC 6749 2.3.1, form-decoded). */
+int	oauth_basic_credentials(struct http_request *, char *, size_t,
+	    char *, size_t);
+
+#endif

@@ -1,0 +1,290 @@
+/*
+ * POST /auth/oauth/token (spec 4.2, 4.3; RFC 6749 4.1.3, 6 and 5.2).
+ *
+ * Two round trips: the client (secret digest compared here, in constant
+ * time) and the grant (one SQL function, one durable transaction).
+ * Client secrets are 128-bit random values the bank generates, so their
+ * SHA-256 is enough and keeps this hot path off argon2.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/peer.h"
+#include "api/respond.h"
+#include "app/app.h"
+#include "common/crypto.h"
+#include "common/encoding.h"
+#include "db/db.h"
+#include "oauth/oauth.h"
+#include "oauth/token.h"
+
+int	oauth_token(struct http_request *);
+
+#define CLIENT_ID_MAX	128
+#define SECRET_MAX	256
+
+enum token_phase {
+	TOKEN_CLIENT,
+	TOKEN_GRANT
+};
+
+struct token_ctx {
+	enum token_phase	phase;
+	struct db_query		q;
+	char			client_id[CLIENT_ID_MAX];
+	char			secret[SECRET_MAX];
+	char			access[37];
+	char			refresh[37];
+};
+
+static const char sql_code[] =
+    "SELECT result, scope, expires_in, description "
+    "FROM oauth_code_grant($1, $2, $3, $4, $5, $6, $7)";
+static const char sql_refresh[] =
+    "SELECT result, scope, expires_in, description "
+    "FROM oauth_refresh_grant($1, $2, $3, $4, $5)";
+
+static void
+token_free(struct http_request *req)
+{
+	struct token_ctx	*ctx = http_state_get(req);
+
+	db_query_end(&ctx->q);
+	OPENSSL_cleanse(ctx, sizeof(*ctx));
+}
+
+/*
+ * Client authentication, shared with the revoke endpoint: Basic
+ * credentials, an optional body client_id that must agree, then the
+ * lookup (which also counts the address against the rate limit).
+ */
+int
+token_client_begin(struct http_request *req, struct db_query *q,
+    char *client_id, size_t idlen, char *secret, size_t secretlen)
+{
+	const char	*body_id;
+	char		 addr[PEER_ADDR_MAX];
+
+	if (oauth_basic_credentials(req, client_id, idlen, secret,
+	    secretlen) == -1) {
+		respond_oauth_error(req, 401, "invalid_client",
+		    "Client authentication with HTTP Basic is required.");
+		return (-1);
+	}
+	body_id = NULL;
+	if (http_argument_get_string(req, "client_id", &body_id) &&
+	    strcmp(body_id, client_id) != 0) {
+		respond_oauth_error(req, 401, "invalid_client",
+		    "client_id does not match the authenticated client.");
+		return (-1);
+	}
+	db_query_begin(q, req, "SELECT rate_ok, secret_hash, access_ttl, "
+	    "active FROM token_client($1, $2, $3)");
+	db_param(q, client_id);
+	db_param(q, peer_addr(req, addr, sizeof(addr)));
+	db_param_int(q, app_cfg.token_rate_per_minute);
+	return (0);
+}
+
+/* Access ttl of the authenticated client, or -1 (answer sent). */
+long long
+token_client_check(struct http_request *req, struct db_query *q,
+    const char *secret)
+{
+	uint8_t		 digest[32];
+	size_t		 len;
+	unsigned char	*stored;
+	int		 ok;
+
+	if (!db_bool(q, 0, 0)) {
+		http_response_header(req, "retry-after", "60");
+		respond_oauth_error(req, 429, "invalid_request",
+		    "Too many requests from this address; retry later.");
+		return (-1);
+	}
+	crypto_sha256(secret, strlen(secret), digest);
+	ok = 0;
+	if (!db_is_null(q, 0, 1) && db_bool(q, 0, 3)) {
+		stored = PQunescapeBytea((const unsigned char *)
+		    db_value(q, 0, 1), &len);
+		ok = stored != NULL && len == sizeof(digest) &&
+		    crypto_equal(stored, digest, sizeof(digest));
+		PQfreemem(stored);
+	}
+	if (!ok) {
+		respond_oauth_error(req, 401, "invalid_client",
+		    "Client authentication failed.");
+		return (-1);
+	}
+	return (db_int(q, 0, 2));
+}
+
+static int
+token_s256(const char *verifier, char *out, size_t outlen)
+{
+	uint8_t		digest[32];
+	size_t		i, len;
+
+	len = strlen(verifier);
+	if (len < 43 || len > 128)
+		return (-1);
+	for (i = 0; i < len; i++) {
+		if (!((verifier[i] >= 'A' && verifier[i] <= 'Z') ||
+		    (verifier[i] >= 'a' && verifier[i] <= 'z') ||
+		    (verifier[i] >= '0' && verifier[i] <= '9') ||
+		    verifier[i] == '-' || verifier[i] == '.' ||
+		    verifier[i] == '_' || verifier[i] == '~'))
+			return (-1);
+	}
+	crypto_sha256(verifier, len, digest);
+	return (base64url_encode(digest, sizeof(digest), out, outlen) < 0 ?
+	    -1 : 0);
+}
+
+static int
+token_grant_code(struct http_request *req, struct token_ctx *ctx,
+    long long ttl, const uint8_t *access, const uint8_t *refresh)
+{
+	const char	*code, *redirect_uri, *verifier;
+	char		 s256[64];
+	uint8_t		 digest[32];
+
+	code = redirect_uri = verifier = NULL;
+	if (!http_argument_get_string(req, "code", &code) ||
+	    !http_argument_get_string(req, "redirect_uri", &redirect_uri)) {
+		respond_oauth_error(req, 400, "invalid_request",
+		    "code and redirect_uri are required.");
+		return (-1);
+	}
+	if (http_argument_get_string(req, "code_verifier", &verifier) &&
+	    token_s256(verifier, s256, sizeof(s256)) == -1) {
+		respond_oauth_error(req, 400, "invalid_grant",
+		    "code_verifier is malformed.");
+		return (-1);
+	}
+	crypto_sha256(code, strlen(code), digest);
+	db_query_begin(&ctx->q, req, sql_code);
+	db_param_bin(&ctx->q, digest, sizeof(digest));
+	db_param(&ctx->q, ctx->client_id);
+	db_param(&ctx->q, redirect_uri);
+	db_param(&ctx->q, verifier ? s256 : NULL);
+	db_param_bin(&ctx->q, access, 32);
+	db_param_bin(&ctx->q, refresh, 32);
+	db_param_int(&ctx->q, ttl);
+	return (0);
+}
+
+static int
+token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
+    long long ttl, const uint8_t *access, const uint8_t *refresh)
+{
+	const char	*old;
+	uint8_t		 digest[32];
+
+	old = NULL;
+	if (!http_argument_get_string(req, "refresh_token", &old)) {
+		respond_oauth_error(req, 400, "invalid_request",
+		    "refresh_token is required.");
+		return (-1);
+	}
+	crypto_sha256(old, strlen(old), digest);
+	db_query_begin(&ctx->q, req, sql_refresh);
+	db_param_bin(&ctx->q, digest, sizeof(digest));
+	db_param(&ctx->q, ctx->client_id);
+	db_param_bin(&ctx->q, access, 32);
+	db_param_bin(&ctx->q, refresh, 32);
+	db_param_int(&ctx->q, ttl);
+	return (0);
+}
+
+static int
+token_grant(struct http_request *req, struct token_ctx *ctx)
+{
+	const char	*grant_type;
+	uint8_t		 access[32], refresh[32];
+	long long	 ttl;
+
+	if ((ttl = token_client_check(req, &ctx->q, ctx->secret)) < 0)
+		return (KORE_RESULT_OK);
+	grant_type = NULL;
+	(void)http_argument_get_string(req, "grant_type", &grant_type);
+	if (grant_type == NULL) {
+		respond_oauth_error(req, 400, "invalid_request",
+		    "grant_type is required.");
+		return (KORE_RESULT_OK);
+	}
+	if (oauth_new_secret(ctx->access, access) == -1 ||
+	    oauth_new_secret(ctx->refresh, refresh) == -1) {
+		respond_server_error(req, "token random");
+		return (KORE_RESULT_OK);
+	}
+	if (strcmp(grant_type, "authorization_code") == 0) {
+		if (token_grant_code(req, ctx, ttl, access, refresh) == -1)
+			return (KORE_RESULT_OK);
+	} else if (strcmp(grant_type, "refresh_token") == 0) {
+		if (token_grant_refresh(req, ctx, ttl, access, refresh) == -1)
+			return (KORE_RESULT_OK);
+	} else {
+		respond_oauth_error(req, 400, "unsupported_grant_type",
+		    "grant_type must be authorization_code or refresh_token.");
+		return (KORE_RESULT_OK);
+	}
+	ctx->phase = TOKEN_GRANT;
+	return (KORE_RESULT_RETRY);
+}
+
+static void
+token_answer(struct http_request *req, struct token_ctx *ctx)
+{
+	if (strcmp(db_value(&ctx->q, 0, 0), "ok") != 0) {
+		respond_oauth_error(req, 400, "invalid_grant",
+		    db_value(&ctx->q, 0, 3));
+		return;
+	}
+	respond_json(req, 200, json_pack("{s:s, s:s, s:s, s:I, s:s}",
+	    "access_token", ctx->access, "token_type", "bearer",
+	    "refresh_token", ctx->refresh,
+	    "expires_in", (json_int_t)db_int(&ctx->q, 0, 2),
+	    "scope", db_value(&ctx->q, 0, 1)));
+}
+
+int
+oauth_token(struct http_request *req)
+{
+	struct token_ctx	*ctx;
+
+	if (!http_state_exists(req)) {
+		ctx = http_state_create(req, sizeof(*ctx), token_free);
+		http_populate_post(req);
+		if (token_client_begin(req, &ctx->q, ctx->client_id,
+		    sizeof(ctx->client_id), ctx->secret,
+		    sizeof(ctx->secret)) == -1)
+			return (KORE_RESULT_OK);
+	}
+	ctx = http_state_get(req);
+
+	for (;;) {
+		switch (db_query_poll(&ctx->q)) {
+		case DB_PENDING:
+			return (KORE_RESULT_RETRY);
+		case DB_FAILED:
+			respond_server_error(req, "token query");
+			return (KORE_RESULT_OK);
+		case DB_READY:
+			break;
+		}
+		if (ctx->phase == TOKEN_GRANT) {
+			token_answer(req, ctx);
+			return (KORE_RESULT_OK);
+		}
+		if (token_grant(req, ctx) != KORE_RESULT_RETRY)
+			return (KORE_RESULT_OK);
+	}
+}

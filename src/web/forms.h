@@ -1,0 +1,53 @@
+/*
+ * State that travels through the PSU's browser between the authorize
+ * request and the consent, so that serving a login page writes nothing to
+ * the database: HMAC-sealed form fields (src/common/sealed.c) under keys
+ * every instance shares, and a CSRF token bound to both the sealed
+ * request and a pre-login cookie.
+ */
+#ifndef PSD2_FORMS_H
+#define PSD2_FORMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct http_request;
+
+#define FORMS_TOKEN_MAX		4096
+#define FORMS_PRE_COOKIE	"psd2_pre"
+#define FORMS_SESSION_COOKIE	"psd2_session"
+
+/* How long a PSU may take from the login page to the consent. */
+#define FORMS_AUTHREQ_TTL	1800
+/* Password step done, TOTP pending; consent page shown, decision pending. */
+#define FORMS_STEP_TTL		300
+
+struct form_state {
+	char	authreq[FORMS_TOKEN_MAX];
+	char	csrf[FORMS_TOKEN_MAX];
+	json_t	*request;	/* the opened authreq payload */
+};
+
+int	forms_seal_authreq(json_t *, char *, size_t);
+/* A pre-login cookie (new or the browser's) and the csrf bound to it. */
+int	forms_csrf_issue(struct http_request *, const char *, char *, size_t);
+
+/*
+ * Checks the posted authreq and csrf against the pre-login cookie; fills
+ * fs->request. Returns 0, or -1 when anything is missing, forged, expired
+ * or bound to another request or browser.
+ */
+int	forms_verify(struct http_request *, struct form_state *);
+void	forms_clear(struct form_state *);
+
+/* "<purpose>" tokens binding a PSU to the authreq between steps. */
+int	forms_seal_step(const char *, long long, const char *, char *, size_t);
+int	forms_open_step(const char *, const char *, const char *,
+	    long long *);
+
+/* A posted argument as a C string (NULL when absent). */
+const char	*forms_arg(struct http_request *, const char *);
+
+#endif
