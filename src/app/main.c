@@ -17,7 +17,9 @@
 #include "app/housekeeping.h"
 #include "api/respond.h"
 #include "common/settings.h"
+#include "tpp/tpp.h"
 #include "web/pages.h"
+#include "oauth/password_task.h"
 
 /*
  * In single-binary mode Kore parses this built-in configuration after
@@ -120,6 +122,10 @@ kore_parent_configure(int argc, char **argv)
 	app_load_keys("totp_keys", &app_totp_keys);
 	if (pages_init() == -1)
 		fatal("templates or translations failed to load");
+	if (password_tasks_init() == -1)
+		fatal("argon2 self-check failed");
+	if (tpp_init() == -1)
+		fatal("TPP verification settings are invalid");
 }
 
 void

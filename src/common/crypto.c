@@ -60,21 +60,31 @@ crypto_sha256_hex(const void *data, size_t len, char out[65])
 	hex_lower(digest, sizeof(digest), out);
 }
 
-void
-crypto_hmac_sha256(const void *key, size_t keylen, const void *data,
+int
+crypto_hmac_sha256_checked(const void *key, size_t keylen, const void *data,
     size_t len, uint8_t out[32])
 {
-	unsigned int	outlen = CRYPTO_SHA256_LEN;
+	unsigned int		outlen = CRYPTO_SHA256_LEN;
 	static const uint8_t	empty = 0;
 
-	/* HMAC() treats a NULL key as "reuse the previous one": never pass it. */
+	/* HMAC() takes a NULL key as "reuse the last one": never pass it. */
 	if (key == NULL)
 		key = &empty;
 	if (data == NULL)
 		data = &empty;
-	if (HMAC(EVP_sha256(), key, (int)keylen, data, len, out,
-	    &outlen) == NULL)
-		memset(out, 0, CRYPTO_SHA256_LEN);
+	if (keylen > INT_MAX || HMAC(EVP_sha256(), key, (int)keylen, data,
+	    len, out, &outlen) == NULL || outlen != CRYPTO_SHA256_LEN) {
+		OPENSSL_cleanse(out, CRYPTO_SHA256_LEN);
+		return (-1);
+	}
+	return (0);
+}
+
+void
+crypto_hmac_sha256(const void *key, size_t keylen, const void *data,
+    size_t len, uint8_t out[32])
+{
+	(void)crypto_hmac_sha256_checked(key, keylen, data, len, out);
 }
 
 int

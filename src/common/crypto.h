@@ -20,7 +20,14 @@ void	crypto_sha256(const void *data, size_t len, uint8_t out[32]);
 /* Lower-case hex of the SHA-256 of data, NUL-terminated. */
 void	crypto_sha256_hex(const void *data, size_t len, char out[65]);
 
+/*
+ * HMAC-SHA256. The void form zeroes out on an (unlikely) OpenSSL
+ * failure; code that verifies a MAC uses the checked form, so that a
+ * failure can never make an all-zero MAC valid.
+ */
 void	crypto_hmac_sha256(const void *key, size_t keylen,
+	    const void *data, size_t len, uint8_t out[32]);
+int	crypto_hmac_sha256_checked(const void *key, size_t keylen,
 	    const void *data, size_t len, uint8_t out[32]);
 
 /* 1 if the len bytes at a and b are equal, else 0; constant time. */

@@ -53,7 +53,8 @@ b64_encode(const uint8_t *in, size_t inlen, char *out, size_t outlen,
 		return (-1);
 
 	for (i = 0, o = 0; i + 2 < inlen; i += 3) {
-		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 |
+		    in[i + 2];
 		out[o++] = alpha[(v >> 18) & 63];
 		out[o++] = alpha[(v >> 12) & 63];
 		out[o++] = alpha[(v >> 6) & 63];

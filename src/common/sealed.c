@@ -29,6 +29,7 @@ sealed_mac(const struct keyring_key *k, const char *purpose,
 	size_t		plen = strlen(purpose), klen = strlen(k->id);
 	size_t		len, off = 0;
 	char		*msg;
+	int		rc;
 
 	if (payloadlen > SIZE_MAX / 2 || plen > SIZE_MAX / 4)
 		return (-1);
@@ -45,10 +46,11 @@ sealed_mac(const struct keyring_key *k, const char *purpose,
 	off += expireslen;
 	msg[off++] = '\0';
 	memcpy(msg + off, payload, payloadlen);
-	crypto_hmac_sha256(k->key, KEYRING_KEY_LEN, msg, len, mac);
+	rc = crypto_hmac_sha256_checked(k->key, KEYRING_KEY_LEN, msg, len,
+	    mac);
 	OPENSSL_cleanse(msg, len);
 	free(msg);
-	return (0);
+	return (rc);
 }
 
 int

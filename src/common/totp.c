@@ -3,6 +3,8 @@
  * early exit so that the timing tells nothing about which step (or
  * whether any) matched.
  */
+#include <limits.h>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -25,7 +27,7 @@ totp_hotp(const uint8_t *key, size_t keylen, uint64_t counter, int digits)
 	int		i, off;
 	static const uint8_t	empty = 0;
 
-	if (digits < 1 || digits > 9)
+	if (digits < 1 || digits > 9 || keylen > INT_MAX)
 		return (TOTP_ERROR);
 	if (key == NULL)
 		key = &empty;

@@ -15,6 +15,7 @@
 
 #include "api/respond.h"
 #include "db/db.h"
+#include "oauth/login.h"
 #include "oauth/oauth.h"
 #include "web/forms.h"
 #include "web/pages.h"
@@ -107,20 +108,6 @@ authorize_check_request(struct http_request *req, json_t *request,
 }
 
 static void
-authorize_login_page(struct http_request *req, json_t *request)
-{
-	char	authreq[FORMS_TOKEN_MAX], csrf[FORMS_TOKEN_MAX];
-
-	if (forms_seal_authreq(request, authreq, sizeof(authreq)) == -1 ||
-	    forms_csrf_issue(req, authreq, csrf, sizeof(csrf)) == -1) {
-		respond_server_error(req, "authorize seal");
-		return;
-	}
-	pages_render(req, 200, "login", json_pack("{s:s, s:s, s:O}",
-	    "authreq", authreq, "csrf", csrf, "request", request));
-}
-
-static void
 authorize_decide(struct http_request *req, struct authorize_ctx *ctx)
 {
 	json_t		*request;
@@ -143,7 +130,7 @@ authorize_decide(struct http_request *req, struct authorize_ctx *ctx)
 	if (state != NULL)
 		json_object_set_new(request, "s", json_string(state));
 	if (authorize_check_request(req, request, db_bool(&ctx->q, 0, 1)) == 0)
-		authorize_login_page(req, request);
+		login_page_new(req, request);
 	json_decref(request);
 }
 

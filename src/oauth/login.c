@@ -53,6 +53,25 @@ login_free(struct http_request *req)
 	forms_clear(&ctx->fs);
 }
 
+/*
+ * A fresh login page for request (an OAuth request, or {"next": path} for
+ * the bank's own pages): the request is sealed into the form, nothing is
+ * written to the database.
+ */
+void
+login_page_new(struct http_request *req, json_t *request)
+{
+	char	authreq[FORMS_TOKEN_MAX], csrf[FORMS_TOKEN_MAX];
+
+	if (forms_seal_authreq(request, authreq, sizeof(authreq)) == -1 ||
+	    forms_csrf_issue(req, authreq, csrf, sizeof(csrf)) == -1) {
+		respond_server_error(req, "login seal");
+		return;
+	}
+	pages_render(req, 200, "login", json_pack("{s:s, s:s, s:O}",
+	    "authreq", authreq, "csrf", csrf, "request", request));
+}
+
 void
 login_page(struct http_request *req, int status, struct form_state *fs,
     const char *error_key)

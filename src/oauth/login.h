@@ -6,6 +6,9 @@ struct http_request;
 struct form_state;
 struct db_query;
 
+#include <jansson.h>
+
+void	login_page_new(struct http_request *, json_t *);
 void	login_page(struct http_request *, int, struct form_state *,
 	    const char *);
 void	otp_page(struct http_request *, int, struct form_state *,

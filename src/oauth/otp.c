@@ -50,6 +50,8 @@ static const char sql_accounts[] =
     "SELECT resource_id, iban, name, currency FROM account "
     "WHERE psu_id = $1 ORDER BY id";
 
+static int	otp_next_page(struct http_request *, struct otp_ctx *);
+
 static void
 otp_free(struct http_request *req)
 {
@@ -175,10 +177,32 @@ otp_outcome(struct http_request *req, struct otp_ctx *ctx)
 	}
 	respond_set_cookie(req, FORMS_SESSION_COOKIE, ctx->session, "/auth",
 	    app_cfg.session_idle * 12);
+	if (otp_next_page(req, ctx))
+		return (KORE_RESULT_OK);
 	db_query_begin(&ctx->q, req, sql_accounts);
 	db_param_int(&ctx->q, ctx->psu_id);
 	ctx->phase = OTP_ACCOUNTS;
 	return (KORE_RESULT_RETRY);
+}
+
+/*
+ * A login for one of the bank's own pages ({"next": "/auth/..."}) ends
+ * with a redirect there; only fixed local paths are accepted.
+ */
+static int
+otp_next_page(struct http_request *req, struct otp_ctx *ctx)
+{
+	const char	*next;
+
+	next = json_string_value(json_object_get(ctx->fs.request, "next"));
+	if (next == NULL)
+		return (0);
+	if (strncmp(next, "/auth/", 6) != 0 || strstr(next, "//") != NULL ||
+	    strpbrk(next, "\\\r\n") != NULL)
+		next = "/auth/consents";
+	http_response_header(req, "location", next);
+	respond_raw(req, 303, NULL, NULL, 0);
+	return (1);
 }
 
 int

@@ -1,0 +1,48 @@
+/*
+ * TPP identity of an API request: digest, HTTP signature and eIDAS
+ * certificate (issue "TPP identity"). Verification is pure C on the
+ * worker (parsed certificates cached by fingerprint); what needs the
+ * database (the token's TPP, the x-request-id replay mark) is checked in
+ * the endpoint's single SQL statement with the verdict passed in.
+ *
+ * Order of answers on an API endpoint: bearer token first, then this
+ * verdict, then the certificate's organizationIdentifier against the
+ * token's TPP, then the role, then the replay mark, then scope/consent.
+ */
+#ifndef PSD2_TPP_H
+#define PSD2_TPP_H
+
+#include <stddef.h>
+
+struct http_request;
+
+/* ETSI TS 119 495 roles. */
+#define TPP_ROLE_AS	0x01	/* PSP_AS */
+#define TPP_ROLE_PI	0x02	/* PSP_PI */
+#define TPP_ROLE_AI	0x04	/* PSP_AI */
+#define TPP_ROLE_IC	0x08	/* PSP_IC */
+
+struct tpp_verdict {
+	int	status;		/* 0: verified (or signing off), else HTTP status */
+	char	code[40];	/* Berlin Group code when status != 0 */
+	char	text[256];	/* what is wrong, for the TPP developer */
+	char	org_id[128];	/* certificate organizationIdentifier, "" if none */
+	int	roles;		/* TPP_ROLE_* of the certificate */
+	char	request_id[40];	/* x-request-id when a valid UUID, else "" */
+	int	signed_request;	/* a signature was verified */
+};
+
+/*
+ * Verifies the request's signing headers. Always fills v; never answers.
+ * With signing not required and no signature sent, status is 0 and
+ * org_id empty.
+ */
+void	tpp_verify_request(struct http_request *, struct tpp_verdict *);
+
+/* 1 when role (TPP_ROLE_*) is in the verdict, or signing is off and unsigned. */
+int	tpp_has_role(const struct tpp_verdict *, int);
+
+/* Loads trust anchors etc. in the parent; -1 on a configuration error. */
+int	tpp_init(void);
+
+#endif
