@@ -112,3 +112,9 @@ $(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ)
 
 clean:
 	rm -rf build build-asan
+
+run: deps all
+	@sh conf/sandbox-run.sh
+
+bench: all
+	@sh tests/bench/bench.sh

@@ -208,8 +208,64 @@ respond_set_cookie(struct http_request *req, const char *name,
 	http_response_header(req, "set-cookie", buf);
 }
 
+static const struct {
+	int		 status;
+	const char	*code;
+	const char	*text;
+} respond_kore_errors[] = {
+	{ 400, "FORMAT_ERROR", "The request is malformed." },
+	{ 403, "SERVICE_BLOCKED", "The request is not allowed." },
+	{ 404, "RESOURCE_UNKNOWN", "No such resource or endpoint." },
+	{ 405, "SERVICE_INVALID", "The method is not allowed on this path." },
+	{ 408, "FORMAT_ERROR", "The request was not received in time." },
+	{ 411, "FORMAT_ERROR", "Content-Length is required." },
+	{ 413, "FORMAT_ERROR", "The request body is too large." },
+	{ 414, "FORMAT_ERROR", "The request URI is too long." },
+	{ 431, "FORMAT_ERROR", "The request headers are too large." },
+};
+
+/*
+ * Bodies and log lines for the answers Kore gives by itself (unknown
+ * route, method not allowed, limits); see conf/kore-patches/0006.
+ */
+static void
+respond_kore_error(struct connection *c, int status, struct kore_buf *body,
+    const char **ctype)
+{
+	struct http_request	*req, *last;
+	const char		*code, *text;
+	size_t			 i;
+
+	code = "FORMAT_ERROR";
+	text = "The request could not be processed.";
+	for (i = 0; i < sizeof(respond_kore_errors) /
+	    sizeof(respond_kore_errors[0]); i++) {
+		if (respond_kore_errors[i].status == status) {
+			code = respond_kore_errors[i].code;
+			text = respond_kore_errors[i].text;
+		}
+	}
+	kore_buf_appendf(body, "{\"tppMessages\":[{\"category\":\"ERROR\","
+	    "\"code\":\"%s\",\"text\":\"%s\"}]}", code, text);
+	*ctype = "application/json";
+
+	last = NULL;
+	TAILQ_FOREACH(req, &c->http_requests, olist)
+		last = req;
+	req = last;
+	if (req != NULL && req->path != NULL) {
+		kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d "
+		    "ms=0", respond_request_id(req),
+		    http_method_text(req->method), req->path, status);
+		rid_owner = NULL;
+	} else {
+		kore_log(LOG_INFO, "request id=- method=- path=- status=%d "
+		    "ms=0", status);
+	}
+}
+
 void
 respond_install_error_hook(void)
 {
-	/* Set once the Kore error-body patch is in (conf/kore-patches). */
+	http_error_body_hook = respond_kore_error;
 }

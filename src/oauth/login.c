@@ -165,12 +165,12 @@ login_step(struct http_request *req, struct login_ctx *ctx)
 			ctx->password_ok = 0;
 			break;
 		}
-		if (ctx->psu_id == 0) {
-			login_page(req, 401, &ctx->fs, "error_login");
-			return (KORE_RESULT_OK);
-		}
+		/* Unknown users take the same round trip (no timing hint). */
 		db_query_begin(&ctx->q, req, sql_factor);
-		db_param_int(&ctx->q, ctx->psu_id);
+		if (ctx->psu_id == 0)
+			db_param(&ctx->q, NULL);
+		else
+			db_param_int(&ctx->q, ctx->psu_id);
 		db_param(&ctx->q, ctx->password_ok ? "true" : "false");
 		db_param_int(&ctx->q, app_cfg.login_max_failures);
 		db_param_int(&ctx->q, app_cfg.login_lock_seconds);
