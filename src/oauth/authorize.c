@@ -15,6 +15,7 @@
 
 #include "api/respond.h"
 #include "db/db.h"
+#include "oauth/client_cache.h"
 #include "oauth/login.h"
 #include "oauth/oauth.h"
 #include "web/forms.h"
@@ -27,7 +28,8 @@ struct authorize_ctx {
 };
 
 static const char sql_client[] =
-    "SELECT $2 = ANY (c.redirect_uris), c.pkce_required, t.name, t.org_id "
+    "SELECT json_build_object('uris', c.redirect_uris, 'pkce', "
+    "c.pkce_required, 'name', t.name, 'org', t.org_id) "
     "FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id "
     "WHERE c.client_id = $1 AND c.status = 'active' AND t.status = 'active'";
 
@@ -107,37 +109,70 @@ authorize_check_request(struct http_request *req, json_t *request,
 	return (0);
 }
 
+/* redirect_uri must equal one registered URI exactly (RFC 9700 2.1). */
+static int
+authorize_redirect_registered(json_t *client, const char *redirect_uri)
+{
+	json_t	*uri;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(client, "uris"), i, uri) {
+		if (json_is_string(uri) &&
+		    strcmp(json_string_value(uri), redirect_uri) == 0)
+			return (1);
+	}
+	return (0);
+}
+
 static void
-authorize_decide(struct http_request *req, struct authorize_ctx *ctx)
+authorize_decide(struct http_request *req, json_t *client)
 {
 	json_t		*request;
-	const char	*state;
+	const char	*state, *redirect_uri;
 
-	if (db_rows(&ctx->q) != 1 || !db_bool(&ctx->q, 0, 0)) {
+	redirect_uri = forms_arg(req, "redirect_uri");
+	if (client == NULL ||
+	    !authorize_redirect_registered(client, redirect_uri)) {
 		pages_message(req, 400, "error_title", "error_client");
 		return;
 	}
 	state = forms_arg(req, "state");
-	request = json_pack("{s:s, s:s, s:s, s:s}",
-	    "c", forms_arg(req, "client_id"),
-	    "r", forms_arg(req, "redirect_uri"),
-	    "tn", db_value(&ctx->q, 0, 2),
-	    "to", db_value(&ctx->q, 0, 3));
+	request = json_pack("{s:s, s:s, s:O, s:O}",
+	    "c", forms_arg(req, "client_id"), "r", redirect_uri,
+	    "tn", json_object_get(client, "name"),
+	    "to", json_object_get(client, "org"));
 	if (request == NULL) {
 		respond_server_error(req, "authorize json");
 		return;
 	}
 	if (state != NULL)
 		json_object_set_new(request, "s", json_string(state));
-	if (authorize_check_request(req, request, db_bool(&ctx->q, 0, 1)) == 0)
+	if (authorize_check_request(req, request, json_is_true(
+	    json_object_get(client, "pkce"))) == 0)
 		login_page_new(req, request);
 	json_decref(request);
+}
+
+/* The registration from the database row, cached for the next requests. */
+static json_t *
+authorize_client_row(struct authorize_ctx *ctx, const char *client_id)
+{
+	json_t	*row;
+
+	if (db_rows(&ctx->q) != 1)
+		return (NULL);
+	if ((row = json_loads(db_value(&ctx->q, 0, 0), 0, NULL)) == NULL)
+		return (NULL);
+	client_cache_put(client_id, row);
+	json_decref(row);
+	return (client_cache_get(client_id));
 }
 
 int
 oauth_authorize(struct http_request *req)
 {
 	struct authorize_ctx	*ctx;
+	json_t			*client;
 	const char		*client_id, *redirect_uri;
 
 	if (!http_state_exists(req)) {
@@ -149,9 +184,12 @@ oauth_authorize(struct http_request *req)
 			pages_message(req, 400, "error_title", "error_client");
 			return (KORE_RESULT_OK);
 		}
+		if ((client = client_cache_get(client_id)) != NULL) {
+			authorize_decide(req, client);
+			return (KORE_RESULT_OK);
+		}
 		db_query_begin(&ctx->q, req, sql_client);
 		db_param(&ctx->q, client_id);
-		db_param(&ctx->q, redirect_uri);
 	}
 	ctx = http_state_get(req);
 
@@ -164,6 +202,7 @@ oauth_authorize(struct http_request *req)
 	case DB_READY:
 		break;
 	}
-	authorize_decide(req, ctx);
+	authorize_decide(req, authorize_client_row(ctx,
+	    forms_arg(req, "client_id")));
 	return (KORE_RESULT_OK);
 }

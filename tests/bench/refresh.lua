@@ -14,7 +14,7 @@ function init(args)
 	for line in io.lines(os.getenv("TOKENS")) do
 		tokens[#tokens + 1] = line
 	end
-	step = counter
+	step = tonumber(os.getenv("THREADS") or "2")
 	idx = tid + 1
 	headers = {
 		["Content-Type"] = "application/x-www-form-urlencoded",
@@ -28,3 +28,6 @@ function request()
 	return wrk.format("POST", "/auth/oauth/token", headers,
 	    "grant_type=refresh_token&refresh_token=" .. t)
 end
+
+-- wrk reads one script: the report comes with it.
+dofile("tests/bench/report.lua")
