@@ -106,7 +106,7 @@ $(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ)
 	$(CC) -o $@ $(CTL_OBJ) $(COMMON_OBJ) $(SAN_FLAGS) $(LIBS)
 
 -include $(wildcard src/*/*.d)
--include tests/unit/unit.mk
+include tests/unit/unit.mk
 -include device/device.mk
 -include tests/tests.mk
 
@@ -118,3 +118,5 @@ run: deps all
 
 bench: all
 	@sh tests/bench/bench.sh
+
+fuzz: fuzz-unit fuzz-device fuzz-tpp
