@@ -30,6 +30,12 @@ struct tpp_verdict {
 	int	roles;		/* TPP_ROLE_* of the certificate */
 	char	request_id[40];	/* x-request-id when a valid UUID, else "" */
 	int	signed_request;	/* a signature was verified */
+	/*
+	 * RFC 8705: base64url SHA-256 of the TLS client certificate of the
+	 * connection (x5t#S256), "" over plain HTTP or without one. Access
+	 * tokens issued over such a connection are bound to it.
+	 */
+	char	peer_x5t[48];
 };
 
 /*
@@ -44,5 +50,15 @@ int	tpp_has_role(const struct tpp_verdict *, int);
 
 /* Loads trust anchors etc. in the parent; -1 on a configuration error. */
 int	tpp_init(void);
+
+/*
+ * The 403 SERVICE_BLOCKED text when role is missing, naming it and the
+ * roles the certificate has, e.g. "The TPP certificate's PSD2 roles
+ * (PSP_PI) do not include PSP_AI, which this service needs."
+ */
+void	tpp_role_text(const struct tpp_verdict *, int role, char *, size_t);
+
+/* The connection's client certificate thumbprint into out (or ""). */
+void	tpp_peer_x5t(struct http_request *, char *out, size_t outlen);
 
 #endif

@@ -1,34 +1,137 @@
 /*
- * Placeholder verification until the TPP identity issue lands: accepts
- * the signing headers without verifying them, and passes a well-formed
- * x-request-id on. Signing is not required.
+ * Kore side of TPP verification: settings, the per-worker trust store and
+ * certificate cache, and the request adapter for the verdict in
+ * verdict.c. The settings:
+ *	psd2_signing_required	yes|no (default no)
+ *	psd2_trust_dir		folder of CA certificates (PEM)
+ *	psd2_crl_dir		folder of CRL files (optional)
+ *	psd2_clock_skew		seconds a date may be off (default 300)
+ *	psd2_cert_cache		certificates cached per worker (default 512)
  */
 #include <sys/types.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include <openssl/x509.h>
 
 #include <kore.h>
 #include <http.h>
 
 #include "common/crypto.h"
+#include "common/encoding.h"
+#include "common/settings.h"
+#include "tpp/cache.h"
+#include "tpp/cert.h"
+#include "tpp/trust.h"
+#include "tpp/verdict.h"
 #include "tpp/tpp.h"
+
+static struct tpp_config	tpp_cfg;
 
 int
 tpp_init(void)
 {
+	char		trust[PATH_MAX], crl[PATH_MAX], err[256];
+	int64_t		max;
+	int		have_crl;
+
+	tpp_cfg.required = settings_bool("signing_required", 0);
+	tpp_cfg.skew = settings_int("clock_skew", 300);
+	max = settings_int("cert_cache", 512);
+	if (tpp_cfg.skew < 1 || tpp_cfg.skew > 3600 || max < 1 ||
+	    max > 100000) {
+		kore_log(LOG_ERR, "psd2_clock_skew (1-3600) or psd2_cert_cache "
+		    "(1-100000) out of range");
+		return (-1);
+	}
+	if ((tpp_cfg.cache = tpp_cache_new(max)) == NULL)
+		return (-1);
+	if (settings_path("trust_dir", NULL, trust, sizeof(trust)) == -1) {
+		if (tpp_cfg.required) {
+			kore_log(LOG_ERR, "psd2_signing_required needs "
+			    "psd2_trust_dir");
+			return (-1);
+		}
+		return (0);	/* nothing trusted: signed requests fail */
+	}
+	have_crl = settings_path("crl_dir", NULL, crl, sizeof(crl)) == 0;
+	tpp_cfg.trust = tpp_trust_load(trust, have_crl ? crl : NULL, err,
+	    sizeof(err));
+	if (tpp_cfg.trust == NULL) {
+		kore_log(LOG_ERR, "psd2_trust_dir/psd2_crl_dir: %s", err);
+		return (-1);
+	}
+	if (tpp_trust_anchors(tpp_cfg.trust) == 0) {
+		kore_log(LOG_ERR, "psd2_trust_dir %s holds no CA certificate",
+		    trust);
+		return (-1);
+	}
 	return (0);
+}
+
+/* Header lookup for the verdict: first value and number of occurrences. */
+static const char *
+tpp_header(void *arg, const char *name, int *count)
+{
+	struct http_request	*req = arg;
+	struct http_header	*hdr;
+	const char		*value = NULL;
+
+	*count = 0;
+	TAILQ_FOREACH(hdr, &req->req_headers, list) {
+		if (strcasecmp(hdr->header, name) == 0) {
+			if ((*count)++ == 0)
+				value = hdr->value;
+		}
+	}
+	return (value);
+}
+
+void
+tpp_peer_x5t(struct http_request *req, char *out, size_t outlen)
+{
+	unsigned char	*der;
+	uint8_t		 fp[32];
+	int		 len;
+
+	out[0] = '\0';
+	if (req->owner == NULL || req->owner->cert == NULL)
+		return;
+	der = NULL;
+	if ((len = i2d_X509(req->owner->cert, &der)) <= 0)
+		return;
+	crypto_sha256(der, len, fp);
+	OPENSSL_free(der);
+	if (base64url_encode(fp, sizeof(fp), out, outlen) < 0)
+		out[0] = '\0';
 }
 
 void
 tpp_verify_request(struct http_request *req, struct tpp_verdict *v)
 {
-	const char	*rid;
+	struct tpp_input	 in;
+	char			 target[2048];
 
-	memset(v, 0, sizeof(*v));
-	if (http_request_header(req, "x-request-id", &rid) &&
-	    crypto_is_uuid(rid))
-		snprintf(v->request_id, sizeof(v->request_id), "%s", rid);
+	memset(&in, 0, sizeof(in));
+	in.header = tpp_header;
+	in.arg = req;
+	in.method = http_method_text(req->method);
+	if (req->query_string != NULL && req->query_string[0] != '\0')
+		(void)snprintf(target, sizeof(target), "%s?%s", req->path,
+		    req->query_string);
+	else
+		(void)snprintf(target, sizeof(target), "%s", req->path);
+	in.target = target;
+	if (req->http_body != NULL) {
+		in.body = req->http_body->data;
+		in.bodylen = req->http_body->offset;
+	}
+	in.now = (int64_t)time(NULL);
+	tpp_verdict_run(&tpp_cfg, &in, v);
+	tpp_peer_x5t(req, v->peer_x5t, sizeof(v->peer_x5t));
 }
 
 int
@@ -37,4 +140,18 @@ tpp_has_role(const struct tpp_verdict *v, int role)
 	if (!v->signed_request)
 		return (1);
 	return ((v->roles & role) != 0);
+}
+
+void
+tpp_role_text(const struct tpp_verdict *v, int role, char *out,
+    size_t outlen)
+{
+	char		have[48];
+	const char	*name;
+
+	tpp_roles_format(v->roles, have, sizeof(have));
+	name = tpp_role_name(role);
+	snprintf(out, outlen, "The TPP certificate's PSD2 roles (%s) do not "
+	    "include %s, which this service needs.", have,
+	    name ? name : "the required role");
 }

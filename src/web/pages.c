@@ -140,27 +140,50 @@ pages_text(struct http_request *req, const char *key)
 	return (v ? json_string_value(v) : key);
 }
 
-/* Links to the same page in each language (GET pages only). */
+/* The query string minus any lang= parameter (a switch replaces it). */
+static void
+pages_query_without_lang(const char *in, char *out, size_t len)
+{
+	const char	*p, *end;
+	size_t		 n, used;
+
+	out[0] = '\0';
+	used = 0;
+	for (p = in ? in : ""; *p != '\0'; p = *end ? end + 1 : end) {
+		end = p + strcspn(p, "&");
+		n = (size_t)(end - p);
+		if (n == 0 || strncmp(p, "lang=", 5) == 0)
+			continue;
+		if (used + n + 2 > len)
+			break;
+		if (used > 0)
+			out[used++] = '&';
+		memcpy(out + used, p, n);
+		used += n;
+		out[used] = '\0';
+	}
+}
+
+/*
+ * Links to the same page in each language. Only GET pages get them: a
+ * page answering a POST carries the language in its forms instead, and a
+ * link would leave the flow.
+ */
 static json_t *
 pages_switch_links(struct http_request *req, const char *current)
 {
 	json_t		*links;
-	char		 url[8192], *query;
+	char		 query[4096], url[8192];
 	size_t		 i;
 	int		 len;
 
 	links = json_array();
-	query = req->query_string;
+	if (req->method != HTTP_METHOD_GET)
+		return (links);
+	pages_query_without_lang(req->query_string, query, sizeof(query));
 	for (i = 0; i < 3; i++) {
-		if (req->method == HTTP_METHOD_GET && query != NULL &&
-		    *query != '\0') {
-			len = snprintf(url, sizeof(url), "%s?%s&lang=%s",
-			    req->path, query, pages_langs[i]);
-		} else {
-			len = snprintf(url, sizeof(url), "%s?lang=%s",
-			    req->method == HTTP_METHOD_GET ? req->path :
-			    "/auth/consents", pages_langs[i]);
-		}
+		len = snprintf(url, sizeof(url), "%s?%s%slang=%s", req->path,
+		    query, query[0] != '\0' ? "&" : "", pages_langs[i]);
 		if (len < 0 || (size_t)len >= sizeof(url))
 			continue;
 		json_array_append_new(links, json_pack("{s:s, s:s, s:b}",

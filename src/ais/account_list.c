@@ -1,0 +1,29 @@
+/*
+ * GET /auth/v1/psd2/account/account-list (spec 4.4): the accounts of the
+ * token's consent.
+ */
+#include <sys/types.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "ais/ais.h"
+
+int	ais_account_list(struct http_request *);
+
+static const char sql_list[] =
+    "SELECT status, code, path, text, body "
+    "FROM ais_account_list($1, $2, $3, $4, $5, $6, $7)";
+
+int
+ais_account_list(struct http_request *req)
+{
+	struct ais_call	*c;
+
+	if (!http_state_exists(req)) {
+		c = ais_call_new(req);
+		if (ais_begin(req, c, sql_list, TPP_ROLE_AI) == -1)
+			return (KORE_RESULT_OK);
+	}
+	return (ais_finish(req, http_state_get(req)));
+}

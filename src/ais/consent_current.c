@@ -1,0 +1,34 @@
+/*
+ * GET and DELETE /auth/v1/psd2/consents/current: the TPP reads the
+ * consent behind its access token, or ends it (terminatedByTpp, 204);
+ * the consent's tokens stop working at once.
+ */
+#include <sys/types.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "ais/ais.h"
+
+int	ais_consent_current(struct http_request *);
+
+static const char sql_consent[] =
+    "SELECT status, code, path, text, body "
+    "FROM ais_consent_current($1, $2, $3, $4, $5, $6, $7, $8)";
+
+int
+ais_consent_current(struct http_request *req)
+{
+	struct ais_call	*c;
+
+	if (!http_state_exists(req)) {
+		c = ais_call_new(req);
+		/* An AIS or a confirmation-of-funds consent. */
+		if (ais_begin(req, c, sql_consent,
+		    TPP_ROLE_AI | TPP_ROLE_IC) == -1)
+			return (KORE_RESULT_OK);
+		db_param(&c->q, req->method == HTTP_METHOD_DELETE ?
+		    "true" : "false");
+	}
+	return (ais_finish(req, http_state_get(req)));
+}

@@ -1,0 +1,47 @@
+/*
+ * Trust anchors (a folder of CA certificates in PEM) and optional CRLs
+ * (a folder of PEM or DER CRL files, re-read when a file changes), and
+ * chain verification with X509_verify_cert. No Kore: plain files.
+ *
+ * Each Kore worker owns its copy (loaded in the parent before the fork);
+ * a worker notices changed CRL files on its own, at most once a second.
+ */
+#ifndef PSD2_TPP_TRUST_H
+#define PSD2_TPP_TRUST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/x509.h>
+
+struct tpp_trust;
+
+/* crl_dir may be NULL. NULL on error, with a reason in err. */
+struct tpp_trust	*tpp_trust_load(const char *trust_dir,
+			    const char *crl_dir, char *err, size_t errlen);
+void			 tpp_trust_free(struct tpp_trust *);
+
+/* Number of trust anchors loaded (0 means every chain fails). */
+size_t			 tpp_trust_anchors(const struct tpp_trust *);
+
+/*
+ * Re-reads the CRL folder when its files changed (checked at most once
+ * a second). A CRL file that does not parse (say, half written) keeps
+ * the previous set and is retried. Returns the generation, which grows
+ * with every change, so cached chain results know they are stale.
+ */
+unsigned		 tpp_trust_refresh(struct tpp_trust *, int64_t now);
+
+/*
+ * Verifies cert against the anchors and CRLs at time now. Returns
+ * X509_V_OK or the OpenSSL error; on success *from and *until bound the
+ * time within which the whole chain is valid.
+ */
+int			 tpp_trust_verify(struct tpp_trust *, X509 *,
+			    int64_t now, int64_t *from, int64_t *until,
+			    int *depth);
+
+/* Seconds since 1970 of an ASN1_TIME, or -1 on a malformed time. */
+int			 tpp_asn1_time(const ASN1_TIME *, int64_t *);
+
+#endif
