@@ -109,6 +109,7 @@ $(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ)
 include tests/unit/unit.mk
 -include device/device.mk
 -include tests/tests.mk
+include tests/kore/kore.mk
 
 clean:
 	rm -rf build build-asan
