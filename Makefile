@@ -107,7 +107,7 @@ $(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ)
 
 -include $(wildcard src/*/*.d)
 include tests/unit/unit.mk
--include device/device.mk
+include device/device.mk
 -include tests/tests.mk
 include tests/kore/kore.mk
 

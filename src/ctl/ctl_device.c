@@ -218,6 +218,12 @@ ctl_dev_enrol(PGconn *db, const char *serial)
 		    serial);
 		return (1);
 	}
+	if (strcmp(status, "active") == 0) {
+		ctl_dev_fingerprint(pub, fpr);
+		printf("device %s is already enrolled (key fingerprint %s)\n",
+		    serial, fpr);
+		return (0);
+	}
 	if (!daemon_ok || !ctl_dev_attest_ok(serial, model, pub, sig,
 	    siglen)) {
 		fprintf(stderr, "psd2ctl device: %s: attestation does not "

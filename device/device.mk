@@ -1,0 +1,120 @@
+# psd2gate device module: psd2-deviced, the emulated authenticator and
+# their tests. Included by the top-level Makefile; also usable alone:
+#   make -f device/device.mk BUILD=build device-all test-device fuzz-device
+# Own variables are prefixed DEV_.
+
+BUILD		?= build
+SANITIZE	?= 0
+FUZZ_SECONDS	?= 30
+
+DEV_CC		?= cc
+DEV_CLANG	?= clang
+DEV_OBJ		:= $(BUILD)/device
+DEV_BIN		:= $(BUILD)/bin
+DEV_CFLAGS	:= -std=c11 -Wall -Wextra -Werror -O2 -g -D_GNU_SOURCE \
+		   -Idevice -Isrc -Isrc/ctl -I$(shell pg_config --includedir)
+DEV_LDFLAGS	:=
+ifeq ($(SANITIZE),1)
+DEV_CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer
+DEV_LDFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+
+DEV_USB_CFLAGS	:= $(shell pkg-config --cflags libusb-1.0)
+DEV_USB_LIBS	:= $(shell pkg-config --libs libusb-1.0)
+DEV_EMU_CFLAGS	:= $(shell pkg-config --cflags umockdev-1.0 glib-2.0 gobject-2.0 gio-2.0)
+DEV_EMU_LIBS	:= $(shell pkg-config --libs umockdev-1.0 glib-2.0 gobject-2.0 gio-2.0)
+DEV_SSL_LIBS	:= -lcrypto
+DEV_PQ_LIBS	:= -lpq
+DEV_CMOCKA_LIBS	:= -lcmocka
+
+DEV_CORE_SRC	:= device/devframe.c device/devsig.c
+DEV_DAEMON_SRC	:= device/deviced.c device/deviced_usb.c device/deviced_db.c \
+		   device/deviced_queue.c device/devusb.c src/common/settings.c
+DEV_EMU_SRC	:= device/emu/usbemu.c device/emu/firmware.c
+
+DEV_CORE_OBJ	:= $(DEV_CORE_SRC:%.c=$(DEV_OBJ)/%.o)
+DEV_DAEMON_OBJ	:= $(DEV_DAEMON_SRC:%.c=$(DEV_OBJ)/%.o)
+DEV_EMU_OBJ	:= $(DEV_EMU_SRC:%.c=$(DEV_OBJ)/%.o)
+DEV_USB_OBJ	:= $(DEV_OBJ)/device/devusb.o
+DEV_CTL_OBJ	:= $(DEV_OBJ)/src/ctl/ctl_device.o
+
+DEV_TESTS	:= $(DEV_OBJ)/tests/test_frame $(DEV_OBJ)/tests/test_sig \
+		   $(DEV_OBJ)/tests/test_usb $(DEV_OBJ)/tests/test_e2e
+DEV_PROGS	:= $(DEV_BIN)/psd2-deviced $(DEV_BIN)/psd2-emu \
+		   $(DEV_BIN)/psd2-emuhost
+
+.PHONY: device-all test-device fuzz-device bench-device
+
+device-all: $(DEV_PROGS) $(DEV_TESTS)
+
+$(DEV_OBJ)/device/emu/%.o: device/emu/%.c device/emu/*.h device/*.h
+	@mkdir -p $(dir $@)
+	$(DEV_CC) $(DEV_CFLAGS) $(DEV_EMU_CFLAGS) -c $< -o $@
+
+$(DEV_OBJ)/device/%.o: device/%.c device/*.h
+	@mkdir -p $(dir $@)
+	$(DEV_CC) $(DEV_CFLAGS) $(DEV_USB_CFLAGS) -c $< -o $@
+
+$(DEV_OBJ)/src/%.o: src/%.c src/common/settings.h device/*.h
+	@mkdir -p $(dir $@)
+	$(DEV_CC) $(DEV_CFLAGS) -c $< -o $@
+
+$(DEV_OBJ)/tests/%.o: tests/device/%.c tests/device/*.h device/*.h device/emu/*.h
+	@mkdir -p $(dir $@)
+	$(DEV_CC) $(DEV_CFLAGS) -Idevice/emu $(DEV_USB_CFLAGS) $(DEV_EMU_CFLAGS) -c $< -o $@
+
+$(DEV_BIN)/psd2-deviced: $(DEV_DAEMON_OBJ) $(DEV_CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_USB_LIBS) $(DEV_PQ_LIBS) $(DEV_SSL_LIBS) -lpthread
+
+$(DEV_BIN)/psd2-emu: $(DEV_OBJ)/device/emu/psd2-emu.o
+	@mkdir -p $(dir $@)
+	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^
+
+$(DEV_BIN)/psd2-emuhost: $(DEV_OBJ)/device/emu/emuhost.o $(DEV_EMU_OBJ) $(DEV_CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_EMU_LIBS) $(DEV_SSL_LIBS) -lpthread
+
+$(DEV_OBJ)/tests/test_frame: $(DEV_OBJ)/tests/test_frame.o $(DEV_CORE_OBJ)
+	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_CMOCKA_LIBS) $(DEV_SSL_LIBS)
+
+$(DEV_OBJ)/tests/test_sig: $(DEV_OBJ)/tests/test_sig.o $(DEV_CORE_OBJ)
+	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_CMOCKA_LIBS) $(DEV_SSL_LIBS)
+
+$(DEV_OBJ)/tests/test_usb: $(DEV_OBJ)/tests/test_usb.o $(DEV_OBJ)/tests/devtest.o \
+		$(DEV_EMU_OBJ) $(DEV_USB_OBJ) $(DEV_CORE_OBJ)
+	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_CMOCKA_LIBS) $(DEV_EMU_LIBS) \
+	    $(DEV_USB_LIBS) $(DEV_SSL_LIBS) -lpthread
+
+$(DEV_OBJ)/tests/test_e2e: $(DEV_OBJ)/tests/test_e2e.o $(DEV_OBJ)/tests/devtest.o \
+		$(DEV_EMU_OBJ) $(DEV_CTL_OBJ) $(DEV_OBJ)/src/common/settings.o $(DEV_CORE_OBJ)
+	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_CMOCKA_LIBS) $(DEV_EMU_LIBS) \
+	    $(DEV_PQ_LIBS) $(DEV_SSL_LIBS) -lpthread
+
+$(DEV_OBJ)/tests/bench_device: $(DEV_OBJ)/tests/bench_device.o $(DEV_OBJ)/tests/devtest.o \
+		$(DEV_EMU_OBJ) $(DEV_CORE_OBJ)
+	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_EMU_LIBS) $(DEV_PQ_LIBS) \
+	    $(DEV_SSL_LIBS) -lpthread
+
+test-device: device-all
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/device/run.sh
+
+# libFuzzer harness of the frame and payload decoders.
+$(DEV_OBJ)/fuzz/device_frame_fuzz: tests/fuzz/device_frame_fuzz.c device/devframe.c device/devframe.h
+	@mkdir -p $(dir $@)
+	$(DEV_CLANG) -std=c11 -g -O1 -D_GNU_SOURCE -Idevice \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -o $@ tests/fuzz/device_frame_fuzz.c device/devframe.c
+
+fuzz-device: $(DEV_OBJ)/fuzz/device_frame_fuzz
+	@mkdir -p $(DEV_OBJ)/fuzz/corpus
+	@grep -v '^#' tests/device/frame_seeds.txt | while read -r hex; do \
+		printf '%s' "$$hex" | /usr/bin/python3 -c 'import sys; \
+		d = bytes.fromhex(sys.stdin.read()); \
+		open(sys.argv[1] + "/seed-" + d[:6].hex(), "wb").write(d)' \
+		$(DEV_OBJ)/fuzz/corpus; done
+	$(DEV_OBJ)/fuzz/device_frame_fuzz -max_total_time=$(FUZZ_SECONDS) \
+	    -max_len=1100 $(DEV_OBJ)/fuzz/corpus
+
+bench-device: device-all $(DEV_OBJ)/tests/bench_device
+	@BUILD=$(BUILD) sh tests/device/bench.sh

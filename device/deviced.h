@@ -1,0 +1,86 @@
+/*
+ * psd2-deviced: connects the authenticators plugged into this host to the
+ * shared PostgreSQL (device/PROTOCOL.md, "psd2-deviced").
+ *
+ * Two threads: the USB thread owns libusb (hot-plug, transfers, the
+ * per-device protocol state) and never touches PostgreSQL; the main
+ * thread owns libpq (LISTEN, claims, leases, outcomes) and never touches
+ * libusb. They exchange struct dmsg through two queues.
+ */
+#ifndef PSD2_DEVICED_H
+#define PSD2_DEVICED_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "devframe.h"
+
+#define DEVD_REASON_MAX		96
+#define DEVD_MAX_DEVICES	256
+
+enum dmsg_type {
+	/* USB thread -> main thread */
+	DM_ARRIVED,	/* info, attest_ok */
+	DM_GONE,
+	DM_RESULT,	/* challenge, result */
+	DM_FAILED,	/* challenge, reason */
+	DM_BUSY,	/* challenge */
+	DM_CANCELLED,	/* challenge */
+	/* main thread -> USB thread */
+	UM_CONFIRM,	/* confirm */
+	UM_CANCEL	/* challenge */
+};
+
+struct dmsg {
+	enum dmsg_type		 type;
+	char			 serial[DEV_SERIAL_MAX + 1];
+	uint8_t			 challenge[DEV_CHALLENGE_LEN];
+	struct dev_info		 info;
+	int			 attest_ok;
+	struct dev_result	 result;
+	struct dev_confirm	 confirm;
+	char			 reason[DEVD_REASON_MAX];
+	struct dmsg		*next;
+};
+
+struct dqueue {
+	pthread_mutex_t		 lock;
+	struct dmsg		*head;
+	struct dmsg		*tail;
+	int			 efd;	/* eventfd, or -1 */
+	void			(*wake)(void *);
+	void			*wake_arg;
+};
+
+int		 dqueue_init(struct dqueue *, int use_eventfd);
+void		 dqueue_push(struct dqueue *, struct dmsg *);
+struct dmsg	*dqueue_pop(struct dqueue *);
+void		 dqueue_drain_fd(struct dqueue *);
+void		 dqueue_free(struct dqueue *);
+struct dmsg	*dmsg_new(enum dmsg_type, const char *serial);
+
+struct devd_conf {
+	char		 db[1024];
+	uint16_t	 vid;
+	uint16_t	 pid;
+	char		 ca_path[1024];
+	char		 host[128];
+	int		 lease_seconds;
+	int		 rescan_ms;
+	int		 hotplug;
+	int		 busy_retry_ms;
+};
+
+/* USB thread. */
+int	devd_usb_start(const struct devd_conf *, struct dqueue *to_main,
+	    struct dqueue *to_usb);
+void	devd_usb_stop(void);
+
+/* Main (database) thread; returns the process exit code. */
+int	devd_db_run(const struct devd_conf *, struct dqueue *from_usb,
+	    struct dqueue *to_usb, int sigfd);
+
+/* One line per event on stderr (journald adds time and unit). */
+void	devd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

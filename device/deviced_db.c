@@ -1,0 +1,818 @@
+/*
+ * psd2-deviced's main thread: PostgreSQL. It records devices, claims
+ * challenges for the devices plugged in here with a lease (FOR UPDATE
+ * SKIP LOCKED, so several daemons share one queue), hands them to the USB
+ * thread, and writes outcomes back. Outcomes wait in memory while the
+ * database is away and are written after the reconnect.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+#include <openssl/rand.h>
+
+#include "deviced.h"
+#include "devsig.h"
+
+#define DB_RECONNECT_MIN_MS	250
+#define DB_RECONNECT_MAX_MS	5000
+#define DB_STOP_WAIT_MS		1500
+#define DB_SWEEP_GRACE		"1 second"
+
+enum wkind {
+	W_NONE,
+	W_RESULT,
+	W_FAILED,
+	W_RELEASE
+};
+
+struct mdev {
+	char			 serial[DEV_SERIAL_MAX + 1];
+	int			 present;
+	int			 recorded;
+	int			 usable;
+	int			 want_claim;
+	int64_t			 retry_at;
+	struct dev_info		 info;
+	int			 attest_ok;
+	int			 has_claim;
+	int			 cancelling;
+	uint8_t			 challenge[DEV_CHALLENGE_LEN];
+	char			 challenge_id[37];
+	enum wkind		 wkind;
+	struct dev_result	 result;
+	char			 reason[DEVD_REASON_MAX];
+};
+
+static struct {
+	const struct devd_conf	*conf;
+	struct dqueue		*from_usb;
+	struct dqueue		*to_usb;
+	PGconn			*db;
+	char			 owner[192];
+	int64_t			 reconnect_at;
+	int			 backoff_ms;
+	int64_t			 next_renew;
+	int64_t			 next_sweep;
+	int			 stopping;
+	struct mdev		*devs[DEVD_MAX_DEVICES];
+	size_t			 ndevs;
+} M;
+
+static int64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+static void
+hex_encode(const uint8_t *in, size_t len, char *out)
+{
+	static const char	hex[] = "0123456789abcdef";
+	size_t			i;
+
+	out[0] = '\\';
+	out[1] = 'x';
+	for (i = 0; i < len; i++) {
+		out[2 + 2 * i] = hex[in[i] >> 4];
+		out[3 + 2 * i] = hex[in[i] & 0xf];
+	}
+	out[2 + 2 * len] = '\0';
+}
+
+static int
+hex_nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return (c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (c - 'a' + 10);
+	return (-1);
+}
+
+/* PostgreSQL's text form of bytea: "\x" and lower-case hex. */
+static int
+bytea_decode(const char *s, uint8_t *out, size_t len)
+{
+	size_t	i;
+	int	hi, lo;
+
+	if (strncmp(s, "\\x", 2) != 0 || strlen(s) != 2 + 2 * len)
+		return (-1);
+	for (i = 0; i < len; i++) {
+		if ((hi = hex_nibble(s[2 + 2 * i])) == -1 ||
+		    (lo = hex_nibble(s[3 + 2 * i])) == -1)
+			return (-1);
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return (0);
+}
+
+static void
+db_drop(const char *why)
+{
+	if (M.db == NULL)
+		return;
+	devd_log("database connection lost: %s", why);
+	PQfinish(M.db);
+	M.db = NULL;
+	M.reconnect_at = now_ms() + M.backoff_ms;
+}
+
+/* Runs one statement; NULL (and the connection dropped if it broke) on
+ * failure. */
+static PGresult *
+db_exec(const char *sql, int n, const char *const *params)
+{
+	PGresult	*res;
+	ExecStatusType	 st;
+
+	if (M.db == NULL)
+		return (NULL);
+	res = PQexecParams(M.db, sql, n, NULL, params, NULL, NULL, 0);
+	st = PQresultStatus(res);
+	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+		return (res);
+	if (PQstatus(M.db) != CONNECTION_OK) {
+		PQclear(res);
+		db_drop(PQerrorMessage(M.db));
+		return (NULL);
+	}
+	devd_log("database error: %s", PQresultErrorMessage(res));
+	PQclear(res);
+	return (NULL);
+}
+
+static int
+db_connect(void)
+{
+	const char	*keys[] = { "dbname", "connect_timeout",
+	    "application_name", "options", NULL };
+	const char	*vals[] = { M.conf->db, "5", "psd2-deviced",
+	    "-c statement_timeout=5000 -c lock_timeout=2000", NULL };
+	static const char *const channels[] = {
+		"LISTEN device_challenge_new",
+		"LISTEN device_changed",
+		"LISTEN device_challenge_done",
+	};
+	PGresult	*res;
+	size_t		 i;
+
+	M.db = PQconnectdbParams(keys, vals, 1);
+	if (PQstatus(M.db) != CONNECTION_OK) {
+		devd_log("database connect failed: %s",
+		    strtok(PQerrorMessage(M.db), "\n"));
+		PQfinish(M.db);
+		M.db = NULL;
+		M.reconnect_at = now_ms() + M.backoff_ms;
+		M.backoff_ms = M.backoff_ms * 2 > DB_RECONNECT_MAX_MS ?
+		    DB_RECONNECT_MAX_MS : M.backoff_ms * 2;
+		return (-1);
+	}
+	for (i = 0; i < sizeof(channels) / sizeof(channels[0]); i++) {
+		if ((res = db_exec(channels[i], 0, NULL)) == NULL) {
+			db_drop("LISTEN failed");
+			return (-1);
+		}
+		PQclear(res);
+	}
+	(void)PQsetnonblocking(M.db, 0);
+	M.backoff_ms = DB_RECONNECT_MIN_MS;
+	devd_log("database connected");
+	/* Whatever happened meanwhile: record again, look for work. */
+	for (i = 0; i < M.ndevs; i++) {
+		M.devs[i]->recorded = 0;
+		M.devs[i]->want_claim = 1;
+	}
+	M.next_sweep = 0;
+	return (0);
+}
+
+static struct mdev *
+mdev_find(const char *serial, int create)
+{
+	struct mdev	*d;
+	size_t		 i;
+
+	for (i = 0; i < M.ndevs; i++) {
+		if (strcmp(M.devs[i]->serial, serial) == 0)
+			return (M.devs[i]);
+	}
+	if (!create || M.ndevs == DEVD_MAX_DEVICES)
+		return (NULL);
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		abort();
+	snprintf(d->serial, sizeof(d->serial), "%s", serial);
+	M.devs[M.ndevs++] = d;
+	return (d);
+}
+
+static void
+db_record(struct mdev *d)
+{
+	char		 pub[2 + 2 * DEV_PUBKEY_LEN + 1];
+	char		 att[2 + 2 * DEV_SIG_MAX + 1];
+	const char	*p[7];
+	PGresult	*res;
+
+	hex_encode(d->info.pubkey, DEV_PUBKEY_LEN, pub);
+	hex_encode(d->info.attest, d->info.attest_len, att);
+	p[0] = d->serial;
+	p[1] = d->info.model;
+	p[2] = d->info.firmware;
+	p[3] = pub;
+	p[4] = att;
+	p[5] = d->attest_ok ? "true" : "false";
+	p[6] = M.conf->host;
+	res = db_exec(
+	    "INSERT INTO device (serial, model, firmware, public_key, "
+	    "attestation, attestation_ok, host) "
+	    "VALUES ($1, $2, $3, $4::bytea, $5::bytea, $6::boolean, $7) "
+	    "ON CONFLICT (serial) DO UPDATE SET last_seen = now(), "
+	    "host = EXCLUDED.host, firmware = EXCLUDED.firmware "
+	    "WHERE device.public_key = EXCLUDED.public_key "
+	    "RETURNING status, (xmax = 0)", 7, p);
+	if (res == NULL)
+		return;
+	d->recorded = 1;
+	if (PQntuples(res) == 0) {
+		/* Same serial, other key: a clone or a swapped device. */
+		d->usable = 0;
+		devd_log("device %s presents a public key other than the "
+		    "recorded one; not used", d->serial);
+	} else {
+		d->usable = 1;
+		devd_log("device %s %s, status %s", d->serial,
+		    strcmp(PQgetvalue(res, 0, 1), "t") == 0 ?
+		    "recorded for the first time" : "seen again",
+		    PQgetvalue(res, 0, 0));
+	}
+	PQclear(res);
+}
+
+static void
+send_cancel(struct mdev *d)
+{
+	struct dmsg	*m = dmsg_new(UM_CANCEL, d->serial);
+
+	memcpy(m->challenge, d->challenge, DEV_CHALLENGE_LEN);
+	d->cancelling = 1;
+	dqueue_push(M.to_usb, m);
+}
+
+static int
+claim_fill(struct mdev *d, PGresult *res, struct dmsg *m)
+{
+	const char	*name, *iban, *cur;
+	long long	 amount;
+	int		 timeout;
+
+	name = PQgetvalue(res, 0, 4);
+	iban = PQgetvalue(res, 0, 5);
+	cur = PQgetvalue(res, 0, 3);
+	amount = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+	timeout = atoi(PQgetvalue(res, 0, 6));
+	if (devsig_uuid_parse(PQgetvalue(res, 0, 0), m->confirm.challenge) ||
+	    bytea_decode(PQgetvalue(res, 0, 1), m->confirm.nonce,
+	    DEV_NONCE_LEN) || amount <= 0 || strlen(cur) != 3 ||
+	    strlen(name) > DEV_PAYEE_NAME_MAX || strlen(iban) > DEV_IBAN_MAX)
+		return (-1);
+	m->confirm.amount_minor = (uint64_t)amount;
+	memcpy(m->confirm.currency, cur, 4);
+	memcpy(m->confirm.payee_name, name, strlen(name) + 1);
+	memcpy(m->confirm.payee_iban, iban, strlen(iban) + 1);
+	m->confirm.timeout_s = (uint16_t)timeout;
+	memcpy(d->challenge, m->confirm.challenge, DEV_CHALLENGE_LEN);
+	snprintf(d->challenge_id, sizeof(d->challenge_id), "%s",
+	    PQgetvalue(res, 0, 0));
+	return (0);
+}
+
+static void
+db_claim(struct mdev *d)
+{
+	char		 lease[16], pub[2 + 2 * DEV_PUBKEY_LEN + 1];
+	const char	*p[4];
+	PGresult	*res;
+	struct dmsg	*m;
+
+	snprintf(lease, sizeof(lease), "%d", M.conf->lease_seconds);
+	hex_encode(d->info.pubkey, DEV_PUBKEY_LEN, pub);
+	p[0] = M.owner;
+	p[1] = lease;
+	p[2] = d->serial;
+	p[3] = pub;
+	res = db_exec(
+	    "UPDATE device_challenge c SET status = 'claimed', "
+	    "lease_owner = $1, lease_expires = now() + "
+	    "make_interval(secs => $2::int), attempts = c.attempts + 1, "
+	    "claimed_at = now() "
+	    "WHERE c.id = (SELECT c2.id FROM device_challenge c2 "
+	    "JOIN device d ON d.serial = c2.device_serial "
+	    "WHERE c2.device_serial = $3 AND d.status = 'active' "
+	    "AND d.psu_id = c2.psu_id AND d.public_key = $4::bytea "
+	    "AND c2.deadline > now() + interval '1 second' "
+	    "AND (c2.status = 'pending' OR (c2.status = 'claimed' "
+	    "AND c2.lease_expires < now())) "
+	    "ORDER BY c2.created_at LIMIT 1 FOR UPDATE OF c2 SKIP LOCKED) "
+	    "RETURNING c.id, c.nonce, c.amount_minor, c.currency, "
+	    "c.payee_name, c.payee_iban, GREATEST(1, LEAST(600, "
+	    "ceil(extract(epoch FROM c.deadline - now()))))::int, c.attempts",
+	    4, p);
+	if (res == NULL)
+		return;
+	d->want_claim = 0;
+	if (PQntuples(res) == 1) {
+		m = dmsg_new(UM_CONFIRM, d->serial);
+		if (claim_fill(d, res, m) == 0) {
+			d->has_claim = 1;
+			d->cancelling = 0;
+			devd_log("challenge %s claimed for device %s "
+			    "(attempt %s, %us to answer)", d->challenge_id,
+			    d->serial, PQgetvalue(res, 0, 7),
+			    m->confirm.timeout_s);
+			dqueue_push(M.to_usb, m);
+		} else {
+			free(m);
+			devd_log("challenge %s unreadable", PQgetvalue(res,
+			    0, 0));
+		}
+		/* There may be more queued for this device later. */
+		d->want_claim = 1;
+	}
+	PQclear(res);
+}
+
+/* Writes the claim's end. 0 when written or moot, -1 to retry later. */
+static int
+db_write(struct mdev *d)
+{
+	char		 counter[16], sig[2 + 2 * DEV_SIG_MAX + 1];
+	const char	*p[5];
+	PGresult	*res;
+	const char	*what;
+
+	p[0] = d->challenge_id;
+	p[1] = M.owner;
+	switch (d->wkind) {
+	case W_RESULT:
+		snprintf(counter, sizeof(counter), "%" PRIu32,
+		    d->result.counter);
+		hex_encode(d->result.sig, d->result.sig_len, sig);
+		p[2] = dev_outcome_name(d->result.outcome);
+		p[3] = counter;
+		p[4] = sig;
+		res = db_exec("UPDATE device_challenge SET status = 'done', "
+		    "outcome = $3, counter = $4::bigint, signature = $5::bytea, "
+		    "finished_at = now(), lease_owner = NULL, "
+		    "lease_expires = NULL WHERE id = $1::uuid "
+		    "AND lease_owner = $2 AND status = 'claimed'", 5, p);
+		what = p[2];
+		break;
+	case W_FAILED:
+		p[2] = d->reason;
+		res = db_exec("UPDATE device_challenge SET status = 'failed', "
+		    "failure_reason = $3, finished_at = now(), "
+		    "lease_owner = NULL, lease_expires = NULL "
+		    "WHERE id = $1::uuid AND lease_owner = $2 "
+		    "AND status = 'claimed'", 3, p);
+		what = "failed";
+		break;
+	case W_RELEASE:
+		p[2] = d->reason;
+		res = db_exec("UPDATE device_challenge SET status = 'pending', "
+		    "last_error = $3, lease_owner = NULL, lease_expires = NULL "
+		    "WHERE id = $1::uuid AND lease_owner = $2 "
+		    "AND status = 'claimed'", 3, p);
+		what = "released";
+		break;
+	default:
+		return (0);
+	}
+	if (res == NULL)
+		return (M.db == NULL ? -1 : 0);
+	if (strcmp(PQcmdTuples(res), "1") == 0) {
+		if (d->wkind == W_RESULT)
+			devd_log("challenge %s on device %s: %s, counter %"
+			    PRIu32, d->challenge_id, d->serial, what,
+			    d->result.counter);
+		else
+			devd_log("challenge %s on device %s %s: %s",
+			    d->challenge_id, d->serial, what, d->reason);
+	} else {
+		devd_log("challenge %s on device %s: lease lost, %s not "
+		    "written", d->challenge_id, d->serial, what);
+	}
+	PQclear(res);
+	return (0);
+}
+
+static void
+flush_one_by_one(void)
+{
+	size_t	i;
+
+	for (i = 0; i < M.ndevs && M.db != NULL; i++) {
+		if (M.devs[i]->wkind == W_NONE)
+			continue;
+		if (db_write(M.devs[i]) == 0) {
+			M.devs[i]->wkind = W_NONE;
+			M.devs[i]->has_claim = 0;
+		}
+	}
+}
+
+/*
+ * Outcomes that arrive together (many devices answering at once) share
+ * one transaction, so one commit flush instead of one per device. If the
+ * batch fails for any reason but a lost connection, each is written alone.
+ */
+static void
+flush_writes(void)
+{
+	PGresult	*res;
+	size_t		 i, n = 0;
+	int		 ok = 1;
+
+	for (i = 0; i < M.ndevs; i++)
+		n += M.devs[i]->wkind != W_NONE;
+	if (n == 0 || M.db == NULL)
+		return;
+	if (n == 1 || (res = db_exec("BEGIN", 0, NULL)) == NULL) {
+		flush_one_by_one();
+		return;
+	}
+	PQclear(res);
+	for (i = 0; i < M.ndevs && ok; i++) {
+		if (M.devs[i]->wkind != W_NONE)
+			ok = db_write(M.devs[i]) == 0 && M.db != NULL &&
+			    PQtransactionStatus(M.db) == PQTRANS_INTRANS;
+	}
+	if (ok && (res = db_exec("COMMIT", 0, NULL)) != NULL) {
+		PQclear(res);
+		for (i = 0; i < M.ndevs; i++) {
+			if (M.devs[i]->wkind != W_NONE) {
+				M.devs[i]->wkind = W_NONE;
+				M.devs[i]->has_claim = 0;
+			}
+		}
+		return;
+	}
+	if (M.db == NULL)
+		return;
+	if ((res = db_exec("ROLLBACK", 0, NULL)) != NULL)
+		PQclear(res);
+	flush_one_by_one();
+}
+
+static void
+end_claim(struct mdev *d, enum wkind kind, const char *reason)
+{
+	d->wkind = kind;
+	snprintf(d->reason, sizeof(d->reason), "%s", reason ? reason : "");
+}
+
+static void
+on_usb(struct dmsg *m)
+{
+	struct mdev	*d;
+	int		 ours;
+
+	if ((d = mdev_find(m->serial, m->type == DM_ARRIVED)) == NULL)
+		return;
+	ours = d->has_claim && d->wkind == W_NONE &&
+	    memcmp(d->challenge, m->challenge, DEV_CHALLENGE_LEN) == 0;
+	switch (m->type) {
+	case DM_ARRIVED:
+		d->present = 1;
+		d->info = m->info;
+		d->attest_ok = m->attest_ok;
+		d->recorded = 0;
+		d->want_claim = 1;
+		break;
+	case DM_GONE:
+		d->present = 0;
+		break;
+	case DM_RESULT:
+		if (ours && !d->cancelling) {
+			d->result = m->result;
+			end_claim(d, W_RESULT, NULL);
+		}
+		break;
+	case DM_FAILED:
+		if (ours && !d->cancelling)
+			end_claim(d, W_FAILED, m->reason);
+		else if (ours)
+			d->has_claim = 0;
+		break;
+	case DM_BUSY:
+		if (ours && !d->cancelling) {
+			end_claim(d, W_RELEASE, "device busy");
+			d->retry_at = now_ms() + M.conf->busy_retry_ms;
+			d->want_claim = 1;
+		}
+		break;
+	case DM_CANCELLED:
+		if (ours && d->cancelling) {
+			devd_log("challenge %s cancelled on device %s",
+			    d->challenge_id, d->serial);
+			d->has_claim = 0;
+			d->cancelling = 0;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+on_notify(PGnotify *n)
+{
+	struct mdev	*d;
+	size_t		 i;
+
+	if (strcmp(n->relname, "device_challenge_done") == 0) {
+		/* Ended by someone else (cancelled by the service, swept,
+		 * or retaken after our lease ran out): stop the device. */
+		for (i = 0; i < M.ndevs; i++) {
+			d = M.devs[i];
+			if (d->has_claim && d->wkind == W_NONE &&
+			    !d->cancelling &&
+			    strcmp(d->challenge_id, n->extra) == 0)
+				send_cancel(d);
+		}
+		return;
+	}
+	if ((d = mdev_find(n->extra, 0)) != NULL && d->present)
+		d->want_claim = 1;
+}
+
+static void
+db_input(void)
+{
+	PGnotify	*n;
+
+	if (M.db == NULL)
+		return;
+	if (PQconsumeInput(M.db) == 0 || PQstatus(M.db) != CONNECTION_OK) {
+		db_drop(PQerrorMessage(M.db));
+		return;
+	}
+	while ((n = PQnotifies(M.db)) != NULL) {
+		on_notify(n);
+		PQfreemem(n);
+	}
+}
+
+/* Leases live while we renew them; a claim not renewed was lost. */
+static void
+db_renew(void)
+{
+	char		 lease[16];
+	const char	*p[2];
+	PGresult	*res;
+	struct mdev	*d;
+	size_t		 i;
+	int		 k, held;
+
+	snprintf(lease, sizeof(lease), "%d", M.conf->lease_seconds);
+	p[0] = M.owner;
+	p[1] = lease;
+	res = db_exec("UPDATE device_challenge SET lease_expires = now() + "
+	    "make_interval(secs => $2::int) WHERE lease_owner = $1 "
+	    "AND status = 'claimed' RETURNING id", 2, p);
+	if (res == NULL)
+		return;
+	for (i = 0; i < M.ndevs; i++) {
+		d = M.devs[i];
+		if (!d->has_claim || d->wkind != W_NONE || d->cancelling)
+			continue;
+		for (held = 0, k = 0; k < PQntuples(res) && !held; k++)
+			held = strcmp(PQgetvalue(res, k, 0),
+			    d->challenge_id) == 0;
+		if (!held) {
+			devd_log("challenge %s on device %s: lease lost",
+			    d->challenge_id, d->serial);
+			send_cancel(d);
+		}
+	}
+	PQclear(res);
+}
+
+/* Challenges nobody can answer any more end as failed. */
+static void
+db_sweep(void)
+{
+	char		 serials[DEVD_MAX_DEVICES * (DEV_SERIAL_MAX + 1) + 3];
+	const char	*p[1];
+	PGresult	*res;
+	struct mdev	*d;
+	size_t		 i, off = 0;
+	int		 k;
+
+	res = db_exec("UPDATE device_challenge SET status = 'failed', "
+	    "failure_reason = coalesce(last_error, "
+	    "'deadline passed without an answer'), finished_at = now(), "
+	    "lease_owner = NULL, lease_expires = NULL "
+	    "WHERE id IN (SELECT id FROM device_challenge "
+	    "WHERE status IN ('pending', 'claimed') "
+	    "AND deadline < now() - interval '" DB_SWEEP_GRACE "' "
+	    "AND (status = 'pending' OR lease_expires < now()) "
+	    "FOR UPDATE SKIP LOCKED)", 0, NULL);
+	if (res == NULL)
+		return;
+	PQclear(res);
+	/* Work that arrived without a notification (expired leases). */
+	serials[off++] = '{';
+	for (i = 0; i < M.ndevs; i++) {
+		d = M.devs[i];
+		if (!d->present || !d->usable || d->has_claim)
+			continue;
+		off += (size_t)snprintf(serials + off, sizeof(serials) - off,
+		    "%s%s", off > 1 ? "," : "", d->serial);
+	}
+	serials[off++] = '}';
+	serials[off] = '\0';
+	if (off == 2)
+		return;
+	p[0] = serials;
+	res = db_exec("SELECT DISTINCT device_serial FROM device_challenge "
+	    "WHERE device_serial = ANY($1::text[]) AND deadline > now() "
+	    "AND (status = 'pending' OR (status = 'claimed' "
+	    "AND lease_expires < now()))", 1, p);
+	if (res == NULL)
+		return;
+	for (k = 0; k < PQntuples(res); k++) {
+		if ((d = mdev_find(PQgetvalue(res, k, 0), 0)) != NULL)
+			d->want_claim = 1;
+	}
+	PQclear(res);
+}
+
+static void
+db_work(void)
+{
+	struct mdev	*d;
+	int64_t		 now = now_ms();
+	size_t		 i;
+
+	flush_writes();
+	for (i = 0; i < M.ndevs && M.db != NULL; i++) {
+		d = M.devs[i];
+		if (d->present && !d->recorded)
+			db_record(d);
+	}
+	if (M.db != NULL && now >= M.next_renew) {
+		db_renew();
+		M.next_renew = now + M.conf->lease_seconds * 1000 / 3;
+	}
+	if (M.db != NULL && now >= M.next_sweep) {
+		db_sweep();
+		M.next_sweep = now + M.conf->lease_seconds * 1000 / 3;
+	}
+	for (i = 0; i < M.ndevs && M.db != NULL && !M.stopping; i++) {
+		d = M.devs[i];
+		if (d->present && d->recorded && d->usable && d->want_claim &&
+		    !d->has_claim && now >= d->retry_at)
+			db_claim(d);
+	}
+}
+
+static int
+poll_timeout(void)
+{
+	int64_t	now = now_ms(), next = now + 1000;
+	size_t	i;
+
+	if (M.db == NULL && M.reconnect_at < next)
+		next = M.reconnect_at;
+	for (i = 0; i < M.ndevs; i++) {
+		if (M.devs[i]->want_claim && !M.devs[i]->has_claim &&
+		    M.devs[i]->retry_at > now && M.devs[i]->retry_at < next)
+			next = M.devs[i]->retry_at;
+	}
+	return (next > now ? (int)(next - now) : 0);
+}
+
+static int
+claims_held(void)
+{
+	size_t	i;
+	int	n = 0;
+
+	for (i = 0; i < M.ndevs; i++)
+		n += M.devs[i]->has_claim;
+	return (n);
+}
+
+/* SIGTERM: write what is finished, give back what is not. */
+static void
+db_stop(void)
+{
+	const char	*p[1] = { M.owner };
+	PGresult	*res;
+	int64_t		 end = now_ms() + DB_STOP_WAIT_MS;
+	struct dmsg	*m;
+	size_t		 i;
+
+	flush_writes();
+	for (i = 0; i < M.ndevs; i++) {
+		if (M.devs[i]->has_claim && M.devs[i]->wkind == W_NONE &&
+		    !M.devs[i]->cancelling)
+			send_cancel(M.devs[i]);
+	}
+	if ((res = db_exec("UPDATE device_challenge SET status = 'pending', "
+	    "last_error = 'daemon stopped', lease_owner = NULL, "
+	    "lease_expires = NULL WHERE lease_owner = $1 "
+	    "AND status = 'claimed'", 1, p)) != NULL) {
+		devd_log("stopping: %s lease(s) released", PQcmdTuples(res));
+		PQclear(res);
+	}
+	/* Give the devices a moment to clear their displays. */
+	while (claims_held() > 0 && now_ms() < end) {
+		struct pollfd pfd = { M.from_usb->efd, POLLIN, 0 };
+
+		(void)poll(&pfd, 1, 50);
+		dqueue_drain_fd(M.from_usb);
+		while ((m = dqueue_pop(M.from_usb)) != NULL) {
+			if (m->type == DM_CANCELLED || m->type == DM_FAILED ||
+			    m->type == DM_RESULT || m->type == DM_GONE) {
+				struct mdev *d = mdev_find(m->serial, 0);
+
+				if (d != NULL)
+					d->has_claim = 0;
+			}
+			free(m);
+		}
+	}
+}
+
+int
+devd_db_run(const struct devd_conf *conf, struct dqueue *from_usb,
+    struct dqueue *to_usb, int sigfd)
+{
+	struct pollfd			 pfd[3];
+	struct signalfd_siginfo		 si;
+	struct dmsg			*m;
+	uint8_t				 rnd[4];
+	int				 nfd;
+	size_t				 i;
+
+	memset(&M, 0, sizeof(M));
+	M.conf = conf;
+	M.from_usb = from_usb;
+	M.to_usb = to_usb;
+	M.backoff_ms = DB_RECONNECT_MIN_MS;
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return (1);
+	snprintf(M.owner, sizeof(M.owner), "%s:%ld:%02x%02x%02x%02x",
+	    conf->host, (long)getpid(), rnd[0], rnd[1], rnd[2], rnd[3]);
+	devd_log("started as lease owner %s", M.owner);
+	(void)db_connect();
+	while (!M.stopping) {
+		pfd[0].fd = sigfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = from_usb->efd;
+		pfd[1].events = POLLIN;
+		nfd = 2;
+		if (M.db != NULL) {
+			pfd[2].fd = PQsocket(M.db);
+			pfd[2].events = POLLIN;
+			nfd = 3;
+		}
+		if (poll(pfd, (nfds_t)nfd, poll_timeout()) == -1 &&
+		    errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+				devd_log("signal %u: stopping", si.ssi_signo);
+				M.stopping = 1;
+			}
+		}
+		dqueue_drain_fd(from_usb);
+		while ((m = dqueue_pop(from_usb)) != NULL) {
+			on_usb(m);
+			free(m);
+		}
+		if (M.db == NULL && now_ms() >= M.reconnect_at)
+			(void)db_connect();
+		db_input();
+		db_work();
+	}
+	db_stop();
+	for (i = 0; i < M.ndevs; i++)
+		free(M.devs[i]);
+	if (M.db != NULL)
+		PQfinish(M.db);
+	return (0);
+}

@@ -1,0 +1,92 @@
+/*
+ * Message queues between psd2-deviced's threads: a locked list plus a
+ * wake-up (an eventfd the main thread polls, or a callback that
+ * interrupts libusb's event handling).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "deviced.h"
+
+int
+dqueue_init(struct dqueue *q, int use_eventfd)
+{
+	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->lock, NULL);
+	q->efd = -1;
+	if (use_eventfd &&
+	    (q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1)
+		return (-1);
+	return (0);
+}
+
+void
+dqueue_push(struct dqueue *q, struct dmsg *m)
+{
+	uint64_t	one = 1;
+
+	m->next = NULL;
+	pthread_mutex_lock(&q->lock);
+	if (q->tail != NULL)
+		q->tail->next = m;
+	else
+		q->head = m;
+	q->tail = m;
+	pthread_mutex_unlock(&q->lock);
+	if (q->efd != -1)
+		(void)write(q->efd, &one, sizeof(one));
+	if (q->wake != NULL)
+		q->wake(q->wake_arg);
+}
+
+struct dmsg *
+dqueue_pop(struct dqueue *q)
+{
+	struct dmsg	*m;
+
+	pthread_mutex_lock(&q->lock);
+	if ((m = q->head) != NULL) {
+		q->head = m->next;
+		if (q->head == NULL)
+			q->tail = NULL;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return (m);
+}
+
+void
+dqueue_drain_fd(struct dqueue *q)
+{
+	uint64_t	v;
+
+	if (q->efd != -1)
+		(void)read(q->efd, &v, sizeof(v));
+}
+
+void
+dqueue_free(struct dqueue *q)
+{
+	struct dmsg	*m;
+
+	while ((m = dqueue_pop(q)) != NULL)
+		free(m);
+	if (q->efd != -1)
+		close(q->efd);
+	pthread_mutex_destroy(&q->lock);
+}
+
+struct dmsg *
+dmsg_new(enum dmsg_type type, const char *serial)
+{
+	struct dmsg	*m;
+
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		abort();
+	m->type = type;
+	if (serial != NULL)
+		memcpy(m->serial, serial, strnlen(serial, DEV_SERIAL_MAX));
+	return (m);
+}

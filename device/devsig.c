@@ -1,0 +1,306 @@
+/*
+ * Canonical encodings and ECDSA P-256 verification of device signatures.
+ * The encodings start with a domain string and a NUL so that a signature
+ * made for one purpose (attestation, confirmation) can never be replayed
+ * as the other.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/core_names.h>
+#include <openssl/pem.h>
+#include <openssl/sha.h>
+
+#include "devsig.h"
+
+struct enc {
+	uint8_t	*p;
+	size_t	 left;
+	size_t	 used;
+	int	 bad;
+};
+
+static void
+enc_bytes(struct enc *e, const void *src, size_t n)
+{
+	if (e->bad || e->left < n) {
+		e->bad = 1;
+		return;
+	}
+	memcpy(e->p, src, n);
+	e->p += n;
+	e->left -= n;
+	e->used += n;
+}
+
+static void
+enc_be(struct enc *e, uint64_t v, size_t n)
+{
+	uint8_t	b[8];
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		b[n - 1 - i] = (uint8_t)(v >> (8 * i));
+	enc_bytes(e, b, n);
+}
+
+static void
+enc_str(struct enc *e, const char *s, size_t max)
+{
+	size_t	n = strlen(s);
+
+	if (n > max || n > 255) {
+		e->bad = 1;
+		return;
+	}
+	enc_be(e, n, 1);
+	enc_bytes(e, s, n);
+}
+
+size_t
+devsig_confirm_encode(const struct dev_confirm *c, uint8_t outcome,
+    uint32_t counter, uint8_t *out, size_t outlen)
+{
+	struct enc	e = { out, outlen, 0, 0 };
+
+	if (strlen(c->currency) != 3)
+		return (0);
+	enc_bytes(&e, DEVSIG_CONFIRM_DOMAIN, sizeof(DEVSIG_CONFIRM_DOMAIN));
+	enc_bytes(&e, c->challenge, DEV_CHALLENGE_LEN);
+	enc_bytes(&e, c->nonce, DEV_NONCE_LEN);
+	enc_be(&e, c->amount_minor, 8);
+	enc_bytes(&e, c->currency, 3);
+	enc_str(&e, c->payee_name, DEV_PAYEE_NAME_MAX);
+	enc_str(&e, c->payee_iban, DEV_IBAN_MAX);
+	enc_be(&e, outcome, 1);
+	enc_be(&e, counter, 4);
+	return (e.bad ? 0 : e.used);
+}
+
+size_t
+devsig_attest_encode(const char *serial, const char *model,
+    const uint8_t pubkey[DEV_PUBKEY_LEN], uint8_t *out, size_t outlen)
+{
+	struct enc	e = { out, outlen, 0, 0 };
+
+	enc_bytes(&e, DEVSIG_ATTEST_DOMAIN, sizeof(DEVSIG_ATTEST_DOMAIN));
+	enc_str(&e, serial, DEV_SERIAL_MAX);
+	enc_str(&e, model, DEV_MODEL_MAX);
+	enc_bytes(&e, pubkey, DEV_PUBKEY_LEN);
+	return (e.bad ? 0 : e.used);
+}
+
+EVP_PKEY *
+devsig_pubkey_from_raw(const uint8_t pubkey[DEV_PUBKEY_LEN])
+{
+	EVP_PKEY_CTX	*ctx;
+	EVP_PKEY	*pk = NULL;
+	OSSL_PARAM	 params[3];
+	char		 group[] = "prime256v1";
+
+	if (pubkey[0] != 0x04)
+		return (NULL);
+	params[0] = OSSL_PARAM_construct_utf8_string(
+	    OSSL_PKEY_PARAM_GROUP_NAME, group, 0);
+	params[1] = OSSL_PARAM_construct_octet_string(
+	    OSSL_PKEY_PARAM_PUB_KEY, (void *)pubkey, DEV_PUBKEY_LEN);
+	params[2] = OSSL_PARAM_construct_end();
+	if ((ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL)) == NULL)
+		return (NULL);
+	if (EVP_PKEY_fromdata_init(ctx) != 1 ||
+	    EVP_PKEY_fromdata(ctx, &pk, EVP_PKEY_PUBLIC_KEY, params) != 1)
+		pk = NULL;
+	EVP_PKEY_CTX_free(ctx);
+	return (pk);
+}
+
+int
+devsig_pubkey_raw(EVP_PKEY *pk, uint8_t pubkey[DEV_PUBKEY_LEN])
+{
+	char	group[32];
+	size_t	len = 0;
+
+	if (EVP_PKEY_get_utf8_string_param(pk, OSSL_PKEY_PARAM_GROUP_NAME,
+	    group, sizeof(group), NULL) != 1 || strcmp(group, "prime256v1") != 0)
+		return (-1);
+	if (EVP_PKEY_get_octet_string_param(pk,
+	    OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, pubkey, DEV_PUBKEY_LEN,
+	    &len) != 1 || len != DEV_PUBKEY_LEN || pubkey[0] != 0x04)
+		return (-1);
+	return (0);
+}
+
+int
+devsig_verify(EVP_PKEY *pk, const uint8_t *msg, size_t len,
+    const uint8_t *sig, size_t siglen)
+{
+	EVP_MD_CTX	*md;
+	int		 ok;
+
+	if (pk == NULL || siglen < DEV_SIG_MIN || siglen > DEV_SIG_MAX)
+		return (0);
+	if ((md = EVP_MD_CTX_new()) == NULL)
+		return (0);
+	ok = EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, pk) == 1 &&
+	    EVP_DigestVerify(md, sig, siglen, msg, len) == 1;
+	EVP_MD_CTX_free(md);
+	return (ok ? 1 : 0);
+}
+
+int
+devsig_sign(EVP_PKEY *pk, const uint8_t *msg, size_t len, uint8_t *sig,
+    size_t *siglen)
+{
+	EVP_MD_CTX	*md;
+	size_t		 n = DEV_SIG_MAX;
+	int		 ok;
+
+	if ((md = EVP_MD_CTX_new()) == NULL)
+		return (-1);
+	ok = EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, pk) == 1 &&
+	    EVP_DigestSign(md, sig, &n, msg, len) == 1;
+	EVP_MD_CTX_free(md);
+	if (!ok)
+		return (-1);
+	*siglen = n;
+	return (0);
+}
+
+int
+devsig_confirm_verify(const uint8_t pubkey[DEV_PUBKEY_LEN],
+    const struct dev_confirm *c, uint8_t outcome, uint32_t counter,
+    const uint8_t *sig, size_t siglen)
+{
+	uint8_t		 buf[DEVSIG_ENCODING_MAX];
+	size_t		 len;
+	EVP_PKEY	*pk;
+	int		 ok;
+
+	if ((len = devsig_confirm_encode(c, outcome, counter, buf,
+	    sizeof(buf))) == 0)
+		return (0);
+	if ((pk = devsig_pubkey_from_raw(pubkey)) == NULL)
+		return (0);
+	ok = devsig_verify(pk, buf, len, sig, siglen);
+	EVP_PKEY_free(pk);
+	return (ok);
+}
+
+int
+devsig_counter_ok(uint64_t last_accepted, uint32_t counter)
+{
+	return ((uint64_t)counter > last_accepted);
+}
+
+int
+devsig_attest_verify(EVP_PKEY *const *cas, size_t ncas,
+    const struct dev_info *in)
+{
+	uint8_t	buf[DEVSIG_ENCODING_MAX];
+	size_t	len, i;
+
+	if ((len = devsig_attest_encode(in->serial, in->model, in->pubkey,
+	    buf, sizeof(buf))) == 0)
+		return (0);
+	for (i = 0; i < ncas; i++) {
+		if (devsig_verify(cas[i], buf, len, in->attest,
+		    in->attest_len) == 1)
+			return (1);
+	}
+	return (0);
+}
+
+/* One or more PEM "PUBLIC KEY" blocks; each must be a P-256 key. */
+int
+devsig_load_cas(const char *path, EVP_PKEY **cas, size_t max, size_t *n)
+{
+	FILE		*fp;
+	EVP_PKEY	*pk;
+	uint8_t		 raw[DEV_PUBKEY_LEN];
+
+	*n = 0;
+	if ((fp = fopen(path, "r")) == NULL)
+		return (-1);
+	while ((pk = PEM_read_PUBKEY(fp, NULL, NULL, NULL)) != NULL) {
+		if (*n == max || devsig_pubkey_raw(pk, raw) == -1) {
+			EVP_PKEY_free(pk);
+			fclose(fp);
+			devsig_free_cas(cas, *n);
+			*n = 0;
+			return (-1);
+		}
+		cas[(*n)++] = pk;
+	}
+	fclose(fp);
+	return (*n > 0 ? 0 : -1);
+}
+
+void
+devsig_free_cas(EVP_PKEY **cas, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		EVP_PKEY_free(cas[i]);
+}
+
+void
+devsig_fingerprint(const uint8_t pubkey[DEV_PUBKEY_LEN],
+    char out[DEVSIG_FPR_LEN + 1])
+{
+	uint8_t		 md[SHA256_DIGEST_LENGTH];
+	static const char hex[] = "0123456789ABCDEF";
+	size_t		 i, o = 0;
+
+	SHA256(pubkey, DEV_PUBKEY_LEN, md);
+	for (i = 0; i < 16; i++) {
+		if (i > 0 && i % 2 == 0)
+			out[o++] = ' ';
+		out[o++] = hex[md[i] >> 4];
+		out[o++] = hex[md[i] & 0x0f];
+	}
+	out[o] = '\0';
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return (c - '0');
+	if (c >= 'a' && c <= 'f')
+		return (c - 'a' + 10);
+	if (c >= 'A' && c <= 'F')
+		return (c - 'A' + 10);
+	return (-1);
+}
+
+int
+devsig_uuid_parse(const char *s, uint8_t out[DEV_CHALLENGE_LEN])
+{
+	size_t	i, o = 0;
+	int	hi, lo;
+
+	if (strlen(s) != 36)
+		return (-1);
+	for (i = 0; i < 36;) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i++] != '-')
+				return (-1);
+			continue;
+		}
+		if ((hi = hexval(s[i])) == -1 || (lo = hexval(s[i + 1])) == -1)
+			return (-1);
+		out[o++] = (uint8_t)(hi << 4 | lo);
+		i += 2;
+	}
+	return (0);
+}
+
+void
+devsig_uuid_format(const uint8_t id[DEV_CHALLENGE_LEN], char out[37])
+{
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x", id[0], id[1], id[2], id[3], id[4],
+	    id[5], id[6], id[7], id[8], id[9], id[10], id[11], id[12], id[13],
+	    id[14], id[15]);
+}

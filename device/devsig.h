@@ -1,0 +1,59 @@
+/*
+ * Device signatures: the canonical, domain-separated encodings of what an
+ * authenticator signs (device/PROTOCOL.md, "Signatures") and their
+ * ECDSA P-256 / SHA-256 verification with OpenSSL.
+ *
+ * The service calls devsig_confirm_verify() with the public key recorded
+ * at enrolment; psd2-deviced never decides on a signature's validity.
+ * Every verify function fails closed: 1 means valid, 0 anything else.
+ */
+#ifndef PSD2_DEVSIG_H
+#define PSD2_DEVSIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/evp.h>
+
+#include "devframe.h"
+
+#define DEVSIG_CONFIRM_DOMAIN	"PSD2GATE-DEVICE-CONFIRM-V1"
+#define DEVSIG_ATTEST_DOMAIN	"PSD2GATE-DEVICE-ATTEST-V1"
+#define DEVSIG_ENCODING_MAX	256
+#define DEVSIG_FPR_LEN		39	/* "XXXX XXXX ... XXXX", 8 groups */
+#define DEVSIG_CA_MAX		8
+
+size_t	devsig_confirm_encode(const struct dev_confirm *, uint8_t outcome,
+	    uint32_t counter, uint8_t *out, size_t outlen);
+int	devsig_confirm_verify(const uint8_t pubkey[DEV_PUBKEY_LEN],
+	    const struct dev_confirm *, uint8_t outcome, uint32_t counter,
+	    const uint8_t *sig, size_t siglen);
+
+/* A signature counter is accepted only if it exceeds the last accepted. */
+int	devsig_counter_ok(uint64_t last_accepted, uint32_t counter);
+
+size_t	devsig_attest_encode(const char *serial, const char *model,
+	    const uint8_t pubkey[DEV_PUBKEY_LEN], uint8_t *out, size_t outlen);
+int	devsig_attest_verify(EVP_PKEY *const *cas, size_t ncas,
+	    const struct dev_info *);
+int	devsig_load_cas(const char *path, EVP_PKEY **cas, size_t max,
+	    size_t *n);
+void	devsig_free_cas(EVP_PKEY **cas, size_t n);
+
+/* Raw keys: 65-byte uncompressed P-256 points. */
+EVP_PKEY	*devsig_pubkey_from_raw(const uint8_t pubkey[DEV_PUBKEY_LEN]);
+int		 devsig_pubkey_raw(EVP_PKEY *, uint8_t pubkey[DEV_PUBKEY_LEN]);
+int		 devsig_verify(EVP_PKEY *, const uint8_t *msg, size_t len,
+		    const uint8_t *sig, size_t siglen);
+int		 devsig_sign(EVP_PKEY *, const uint8_t *msg, size_t len,
+		    uint8_t *sig, size_t *siglen);
+
+/* Key fingerprint shown on the device display and by psd2ctl. */
+void	devsig_fingerprint(const uint8_t pubkey[DEV_PUBKEY_LEN],
+	    char out[DEVSIG_FPR_LEN + 1]);
+
+/* Challenge ids travel as 16 bytes and are stored as uuid text. */
+int	devsig_uuid_parse(const char *, uint8_t out[DEV_CHALLENGE_LEN]);
+void	devsig_uuid_format(const uint8_t id[DEV_CHALLENGE_LEN], char out[37]);
+
+#endif

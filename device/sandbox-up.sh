@@ -1,0 +1,63 @@
+#!/bin/sh
+# Sandbox: starts the emulated authenticator EMU0001 (psd2-emuhost, a
+# umockdev testbed) with psd2-deviced inside it, in the background, and
+# enrols EMU0001 and assigns it to the sandbox PSU anna. Needs the sandbox
+# database migrated (psd2ctl migrate) and seeded with anna. Pids go to
+# var/emu/; device/sandbox-down.sh stops both. Press the buttons with
+#   build/bin/psd2-emu press|decline|show EMU0001
+set -eu
+cd "$(dirname "$0")/.."
+BIN=${PSD2_BIN_DIR:-build/bin}
+CONF=${PSD2_DEVICE_CONF:-conf/psd2-deviced-sandbox.conf}
+SERIAL=${PSD2_EMU_SERIAL:-EMU0001}
+PSU=${PSD2_EMU_PSU:-anna}
+EMU=var/emu
+
+mkdir -p "$EMU"
+if [ -f "$EMU/emuhost.pid" ] && kill -0 "$(cat "$EMU/emuhost.pid")" 2>/dev/null; then
+	echo "sandbox-up: already running (pid $(cat "$EMU/emuhost.pid"))"
+	exit 0
+fi
+for b in psd2-emuhost psd2-deviced psd2-emu; do
+	if [ ! -x "$BIN/$b" ]; then
+		echo "sandbox-up: $BIN/$b missing (make device-all)" >&2
+		exit 1
+	fi
+done
+rm -f "$EMU/emu.sock"
+# The harness owns the testbed; the daemon runs inside it, under the
+# umockdev preload, unchanged.
+LD_PRELOAD=libumockdev-preload.so.0 "$BIN/psd2-emuhost" --state "$EMU" \
+    --socket "$EMU/emu.sock" \
+    --manufacturer-key device/testkeys/manufacturer-test-key.pem --verbose \
+    "$SERIAL" -- "$BIN/psd2-deviced" --foreground --conf "$CONF" \
+    >>"$EMU/emu.log" 2>&1 &
+echo $! >"$EMU/emuhost.pid"
+
+i=0
+while [ ! -S "$EMU/emu.sock" ] || ! pgrep -P "$(cat "$EMU/emuhost.pid")" >/dev/null; do
+	i=$((i + 1))
+	if [ $i -gt 100 ] || ! kill -0 "$(cat "$EMU/emuhost.pid")" 2>/dev/null; then
+		echo "sandbox-up: the emulator did not start (see $EMU/emu.log)" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+pgrep -P "$(cat "$EMU/emuhost.pid")" >"$EMU/deviced.pid"
+
+# Enrol and assign once psd2-deviced has recorded the device.
+if [ -x "$BIN/psd2ctl" ]; then
+	i=0
+	until "$BIN/psd2ctl" -c "$CONF" device list 2>/dev/null | grep -q "^$SERIAL "; do
+		i=$((i + 1))
+		if [ $i -gt 100 ]; then
+			echo "sandbox-up: $SERIAL not recorded (see $EMU/emu.log)" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+	"$BIN/psd2ctl" -c "$CONF" device enrol "$SERIAL" >/dev/null
+	"$BIN/psd2ctl" -c "$CONF" device assign "$SERIAL" "$PSU" >/dev/null
+fi
+echo "sandbox: authenticator $SERIAL (assigned to $PSU) is plugged in;"
+echo "  PSD2_EMU_SOCKET=$EMU/emu.sock $BIN/psd2-emu show|press|decline $SERIAL"

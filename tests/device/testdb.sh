@@ -1,0 +1,20 @@
+#!/bin/sh
+# Recreates a device test database in the throwaway cluster and prints its
+# conninfo: tests/device/testdb.sh NAME. Until psd2ctl migrate runs here,
+# a stand-in psu table (PSUs anna and ben) precedes migration 020.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+db=$1
+conninfo=$(tests/pgcluster.sh start)
+sock=$(echo "$conninfo" | sed -n 's/.*host=\([^ ]*\).*/\1/p')
+port=$(echo "$conninfo" | sed -n 's/.*port=\([^ ]*\).*/\1/p')
+asroot() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+asroot psql -h "$sock" -p "$port" -U postgres -d postgres -qX \
+    -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" \
+    -c "CREATE DATABASE $db OWNER psd2gate" >&2
+psql -h "$sock" -p "$port" -U psd2gate -d "$db" -qX -v ON_ERROR_STOP=1 \
+    -c "CREATE TABLE psu (id bigserial PRIMARY KEY, username text UNIQUE NOT NULL)" \
+    -c "INSERT INTO psu (username) VALUES ('anna'), ('ben')" \
+    -1 -f src/db/migrations/020_devices.sql >&2
+echo "host=$sock port=$port dbname=$db user=psd2gate"
