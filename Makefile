@@ -119,5 +119,6 @@ run: deps all
 
 bench: all
 	@sh tests/bench/bench.sh
+	@$(MAKE) --no-print-directory bench-device
 
 fuzz: fuzz-unit fuzz-device fuzz-tpp

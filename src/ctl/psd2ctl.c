@@ -8,10 +8,7 @@
 
 #include "common/settings.h"
 #include "ctl/ctl.h"
-#if __has_include("ctl/ctl_device.h")
 #include "ctl/ctl_device.h"
-#define HAVE_CTL_DEVICE 1
-#endif
 
 static void
 usage(void)
@@ -68,9 +65,23 @@ static int
 ctl_purge(PGconn *db)
 {
 	PGresult	*res;
+	char		 days[24];
+	const char	*params[1] = { days };
 
 	res = ctl_exec(db, "SELECT psd2_purge()", 0, NULL);
 	printf("purged %s rows\n", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	/* Access records (migration 010): whole monthly partitions. */
+	res = ctl_exec(db, "SELECT 1 FROM pg_proc WHERE proname = "
+	    "'access_log_purge'", 0, NULL);
+	if (PQntuples(res) > 0) {
+		PQclear(res);
+		snprintf(days, sizeof(days), "%lld", (long long)
+		    settings_int("access_log_retention_days", 395));
+		res = ctl_exec(db, "SELECT access_log_purge($1)", 1, params);
+		printf("access log partitions dropped: %s\n",
+		    PQgetvalue(res, 0, 0));
+	}
 	PQclear(res);
 	return (0);
 }
@@ -108,10 +119,8 @@ main(int argc, char **argv)
 		rc = ctl_staff(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "account") == 0)
 		rc = ctl_account(db, argc - 1, argv + 1);
-#if defined(HAVE_CTL_DEVICE)
 	else if (strcmp(argv[0], "device") == 0)
 		rc = argc > 1 ? ctl_device(db, argc - 1, argv + 1) : 2;
-#endif
 	else if (strcmp(argv[0], "purge") == 0)
 		rc = ctl_purge(db);
 	else
