@@ -25,7 +25,7 @@ endif
 CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	-Wstrict-prototypes -Wmissing-prototypes -Wshadow -Wpointer-arith \
 	-fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	-Isrc -I$(BUILD)/gen -I$(shell pg_config --includedir) $(SAN_FLAGS)
+	-MMD -MP -Isrc -I$(BUILD)/gen -I$(shell pg_config --includedir) $(SAN_FLAGS)
 KORE_CFLAGS = -I$(KORE_DIR)/include/kore -I$(KORE_DIR)/obj \
 	-DKORE_SINGLE_BINARY -DKORE_USE_PGSQL -DKORE_USE_TASKS
 LIBS = -lssl -lcrypto -ljansson -largon2 -lpq -lpthread -ldl
@@ -105,11 +105,12 @@ $(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $(CTL_OBJ) $(COMMON_OBJ) $(SAN_FLAGS) $(LIBS)
 
--include $(wildcard src/*/*.d)
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 include tests/unit/unit.mk
 include device/device.mk
 -include tests/tests.mk
 include tests/kore/kore.mk
+include tests/ais/ais.mk
 
 clean:
 	rm -rf build build-asan

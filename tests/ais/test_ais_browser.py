@@ -1,0 +1,62 @@
+"""The PSU revokes a consent on /auth/consents in headless Chromium
+(Selenium): login with password and TOTP, the list, the revoke button;
+the TPP's token stops working at once."""
+
+import shutil
+import tempfile
+
+import pytest
+
+import psd2lib
+from conftest import ACCOUNT_LIST, bearer_401, consent_of, get_tokens, sql
+
+selenium = pytest.importorskip("selenium")
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+
+
+@pytest.fixture
+def driver():
+    profile = tempfile.mkdtemp(prefix="psd2-ais-chromium-")
+    opts = Options()
+    for a in ("--headless", "--no-sandbox", "--disable-gpu",
+              "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+              "--user-data-dir=" + profile, "--lang=en-US"):
+        opts.add_argument(a)
+    opts.binary_location = "/usr/bin/chromium"
+    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
+                         options=opts)
+    d.set_page_load_timeout(30)
+    yield d
+    d.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_browser_revoke(driver, api, db, service_setup, server):
+    psu = psd2lib.make_psu(n_accounts=2)
+    tok = get_tokens(psd2lib.sandbox_client(), psu)
+    consent = consent_of(db, tok["access_token"])
+    assert api.get(ACCOUNT_LIST, tok["access_token"]).status_code == 200
+
+    driver.get(server.url + "/auth/consents")
+    driver.find_element(By.ID, "username").send_keys(psu.username)
+    driver.find_element(By.ID, "password").send_keys(psu.password)
+    driver.find_element(By.ID, "login-submit").click()
+    driver.find_element(By.NAME, "otp").send_keys(psu.totp())
+    driver.find_element(By.CSS_SELECTOR,
+                        "#otp-form button[type=submit]").click()
+    assert driver.current_url.endswith("/auth/consents")
+    item = driver.find_element(By.ID, "consent-%s" % consent)
+    assert psd2lib.SANDBOX_TPP_NAME in item.text
+    assert psu.accounts[0][0] in item.text
+    driver.find_element(By.ID, "revoke-button-%s" % consent).click()
+    item = driver.find_element(By.ID, "consent-%s" % consent)
+    assert "revoked by you" in item.text
+    assert not driver.find_elements(By.ID, "revoke-button-%s" % consent)
+    assert sql(db, "SELECT status FROM consent WHERE id = %s",
+               consent)[0][0] == "revokedByPsu"
+    bearer_401(api.get(ACCOUNT_LIST, tok["access_token"]),
+               "Invalid access token: " + tok["access_token"])
