@@ -1,0 +1,192 @@
+"""The bearer check on API endpoints (spec part 7) and RFC 7009
+revocation."""
+
+import time
+import uuid
+
+import pytest
+
+import psd2lib
+from psd2lib import (ACCOUNT_LIST, MAIN_URL, api_get, basic_auth,
+                     exchange_code, revoke_request, run_code_flow,
+                     sandbox_client, token_request)
+from test_token import assert_invalid_client, assert_oauth_error
+
+SC = sandbox_client()
+
+
+def tokens(psu, client=SC, scope="ACCOUNT_INFORMATION"):
+    code, _, _, _ = run_code_flow(client, psu, scope)
+    r = exchange_code(client, code)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def assert_bearer_401(r, description):
+    assert r.status_code == 401, (r.status_code, r.text[:300])
+    assert "application/json" in r.headers.get("Content-Type", "")
+    assert r.json() == {"error": "invalid_token",
+                        "error_description": description}
+    www = r.headers.get("WWW-Authenticate", "")
+    assert www.startswith("Bearer"), www
+    assert 'error="invalid_token"' in www, www
+
+
+def test_valid_token_passes_bearer_check(psu_factory, signer):
+    tok = tokens(psu_factory())
+    r = api_get(signer, ACCOUNT_LIST, tok["access_token"])
+    assert r.status_code == 200, r.text[:300]
+
+
+def test_missing_authorization(signer):
+    r = api_get(signer, ACCOUNT_LIST)
+    assert_bearer_401(r, "Invalid access token: ")
+
+
+def test_empty_bearer(signer):
+    r = api_get(signer, ACCOUNT_LIST, authorization="Bearer ")
+    assert_bearer_401(r, "Invalid access token: ")
+
+
+def test_unknown_token(signer):
+    t = str(uuid.uuid4())
+    assert_bearer_401(api_get(signer, ACCOUNT_LIST, t),
+                      "Invalid access token: " + t)
+
+
+@pytest.mark.parametrize("t", ["not-a-uuid", "x" * 200,
+                               "00000000-0000-0000-0000-000000000000"])
+def test_malformed_token(signer, t):
+    assert_bearer_401(api_get(signer, ACCOUNT_LIST, t),
+                      "Invalid access token: " + t)
+
+
+@pytest.mark.parametrize("auth", ["Basic c2FuZGJveC10cHA6c2FuZGJveC1zZWNyZXQ=",
+                                  "Token abc", "Bearer"])
+def test_other_schemes_are_invalid(signer, auth):
+    r = api_get(signer, ACCOUNT_LIST, authorization=auth)
+    assert r.status_code == 401
+    body = r.json()
+    assert set(body) == {"error", "error_description"}
+    assert body["error"] == "invalid_token"
+    assert body["error_description"].startswith("Invalid access token: ")
+    assert 'error="invalid_token"' in r.headers.get("WWW-Authenticate", "")
+
+
+def test_refresh_token_as_bearer(psu_factory, signer):
+    tok = tokens(psu_factory())
+    assert_bearer_401(api_get(signer, ACCOUNT_LIST, tok["refresh_token"]),
+                      "Invalid access token: " + tok["refresh_token"])
+
+
+def test_expired_token_with_short_client(psu_factory, signer):
+    short = sandbox_client(short=True)
+    tok = tokens(psu_factory(), short)
+    assert tok["expires_in"] == 5
+    assert api_get(signer, ACCOUNT_LIST, tok["access_token"]).status_code \
+        == 200
+    time.sleep(6)
+    assert_bearer_401(api_get(signer, ACCOUNT_LIST, tok["access_token"]),
+                      "Access token expired: " + tok["access_token"])
+    # The refresh token still works and yields a fresh access token.
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, short)
+    assert r.status_code == 200, r.text
+    new = r.json()
+    assert new["expires_in"] == 5
+    assert api_get(signer, ACCOUNT_LIST, new["access_token"]).status_code \
+        == 200
+
+
+def test_expired_then_revoked_is_invalid(psu_factory, signer):
+    short = sandbox_client(short=True)
+    tok = tokens(psu_factory(), short)
+    time.sleep(6)
+    assert revoke_request({"token": tok["access_token"]}, short)\
+        .status_code == 200
+    r = api_get(signer, ACCOUNT_LIST, tok["access_token"])
+    assert r.status_code == 401
+    assert r.json()["error"] == "invalid_token"
+
+
+# -- revocation ---------------------------------------------------------------
+
+def test_revoke_access_token(psu_factory, signer):
+    tok = tokens(psu_factory())
+    r = revoke_request({"token": tok["access_token"],
+                        "token_type_hint": "access_token"}, SC)
+    assert r.status_code == 200, r.text
+    assert_bearer_401(api_get(signer, ACCOUNT_LIST, tok["access_token"]),
+                      "Invalid access token: " + tok["access_token"])
+    # Revoking is idempotent.
+    assert revoke_request({"token": tok["access_token"]}, SC)\
+        .status_code == 200
+
+
+def test_revoke_refresh_token_revokes_family(psu_factory, signer):
+    tok = tokens(psu_factory())
+    r = revoke_request({"token": tok["refresh_token"],
+                        "token_type_hint": "refresh_token"}, SC)
+    assert r.status_code == 200
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, SC)
+    assert_oauth_error(r, 400, "invalid_grant")
+    assert_bearer_401(api_get(signer, ACCOUNT_LIST, tok["access_token"]),
+                      "Invalid access token: " + tok["access_token"])
+
+
+def test_revoke_refresh_after_rotation_revokes_newest(psu_factory, signer):
+    tok = tokens(psu_factory())
+    new = token_request({"grant_type": "refresh_token",
+                         "refresh_token": tok["refresh_token"]}, SC).json()
+    assert revoke_request({"token": new["refresh_token"]}, SC)\
+        .status_code == 200
+    assert api_get(signer, ACCOUNT_LIST, new["access_token"]).status_code \
+        == 401
+
+
+def test_revoke_with_wrong_hint_still_revokes(psu_factory, signer):
+    tok = tokens(psu_factory())
+    r = revoke_request({"token": tok["access_token"],
+                        "token_type_hint": "refresh_token"}, SC)
+    assert r.status_code == 200
+    assert api_get(signer, ACCOUNT_LIST, tok["access_token"]).status_code \
+        == 401
+
+
+@pytest.mark.parametrize("t", [str(uuid.uuid4()), "garbage"])
+def test_revoke_unknown_token_is_200(t):
+    r = revoke_request({"token": t}, SC)
+    assert r.status_code == 200
+
+
+def test_revoke_needs_client_auth(psu_factory, signer):
+    tok = tokens(psu_factory())
+    r = revoke_request({"token": tok["access_token"]}, auth="")
+    assert_invalid_client(r)
+    r = revoke_request({"token": tok["access_token"]},
+                       auth=basic_auth(SC.client_id, "wrong"))
+    assert_invalid_client(r)
+    assert api_get(signer, ACCOUNT_LIST, tok["access_token"]).status_code \
+        == 200
+
+
+def test_revoke_other_clients_token_has_no_effect(psu_factory,
+                                                  client_factory, signer):
+    other = client_factory()
+    tok = tokens(psu_factory())
+    r = revoke_request({"token": tok["access_token"]}, other)
+    assert r.status_code in (200, 400, 401, 403)
+    assert api_get(signer, ACCOUNT_LIST, tok["access_token"]).status_code \
+        == 200
+    r = revoke_request({"token": tok["refresh_token"]}, other)
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, SC)
+    assert r.status_code == 200, r.text
+
+
+def test_revoke_missing_token_parameter(psu_factory):
+    r = revoke_request({}, SC)
+    assert r.status_code == 400
+    assert r.json()["error"] == "invalid_request"
+

@@ -1,0 +1,44 @@
+# API and browser suites (pytest against the real service), the top-level
+# `make test` and the sanitizer run. Included by the top-level Makefile;
+# only T_-prefixed variables are defined here.
+#
+#	make test-api		pytest tests/api against $(BUILD)/bin
+#	make test-browser	headless Chromium against $(BUILD)/bin
+#	make test		every suite, each printing its summary line; goes
+#				on past a failing suite, fails at the end
+#	make sanitize-test	build-asan (ASan+UBSan), then unit, device and
+#				api suites against it
+#
+# Server logs, JUnit XML and each suite's make output: var/test-logs/.
+
+T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
+
+T_RUN		:= sh tests/run-suite.sh
+T_SUFFIX	 = $(if $(SANITIZE),-asan)
+T_SUITES	:= test-unit test-kore test-device test-api test-browser \
+		   sanitize-test
+T_ASAN_SUITES	:= test-unit test-device test-api
+T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
+
+test-api: all
+	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=api$(T_SUFFIX) $(T_RUN) api
+
+test-browser: all
+	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=browser$(T_SUFFIX) \
+	    $(T_RUN) browser
+
+# deps and all must succeed (nothing to test otherwise); after that every
+# suite runs even if an earlier one failed, and a recap of the summary
+# lines closes the run.
+test:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/run-all.sh "$(MAKE) --no-print-directory" $(T_SUITES)
+
+sanitize-test:
+	@$(T_ASAN_MAKE) all
+	@sh tests/run-all.sh --no-recap "$(T_ASAN_MAKE)" $(T_ASAN_SUITES)
+
+.PHONY: test test-api test-browser sanitize-test
+
+.DEFAULT_GOAL	:= $(T_SAVED_GOAL)
