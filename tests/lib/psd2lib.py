@@ -75,6 +75,9 @@ def sanitizer_env():
     env = dict(os.environ)
     env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")
     env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    # Kore's process-lifetime allocations only (see the file).
+    env.setdefault("LSAN_OPTIONS", "suppressions=%s:print_suppressions=0"
+                   % os.path.join(TOP, "tests", "lsan-kore.supp"))
     return env
 
 
