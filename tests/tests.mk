@@ -16,8 +16,8 @@ T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
 T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-unit test-kore test-device test-api test-browser \
-		   sanitize-test
-T_ASAN_SUITES	:= test-unit test-device test-api
+		   test-ais sanitize-test
+T_ASAN_SUITES	:= test-unit test-device test-api test-ais
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
 test-api: all
