@@ -9,6 +9,9 @@ SC = sandbox_client()
 
 
 def consent_page(username, lang=None):
+    # The sandbox users are shared with people trying the sandbox: a lock
+    # left by someone's wrong passwords must not fail this test.
+    psd2lib.psd2ctl("psu", "unlock", username)
     psu = sandbox_psu(username)
     b = PsuBrowser()
     b.login_to_consent(authorize_url(MAIN_URL, SC.client_id, SC.redirect_uri,
