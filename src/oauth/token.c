@@ -24,6 +24,7 @@
 #include "db/db.h"
 #include "oauth/oauth.h"
 #include "oauth/token.h"
+#include "tpp/tpp.h"
 
 int	oauth_token(struct http_request *);
 
@@ -44,12 +45,17 @@ struct token_ctx {
 	char			refresh[37];
 };
 
+/*
+ * The _bound grants (030_tpp.sql) bind the access token to the TLS client
+ * certificate of the connection (RFC 8705 x5t#S256), the last parameter:
+ * NULL over plain HTTP or without a client certificate.
+ */
 static const char sql_code[] =
     "SELECT result, scope, expires_in, description "
-    "FROM oauth_code_grant($1, $2, $3, $4, $5, $6, $7)";
+    "FROM oauth_code_grant_bound($1, $2, $3, $4, $5, $6, $7, $8)";
 static const char sql_refresh[] =
     "SELECT result, scope, expires_in, description "
-    "FROM oauth_refresh_grant($1, $2, $3, $4, $5)";
+    "FROM oauth_refresh_grant_bound($1, $2, $3, $4, $5, $6)";
 
 static void
 token_free(struct http_request *req)
@@ -126,6 +132,16 @@ token_client_check(struct http_request *req, struct db_query *q,
 	return (db_int(q, 0, 2));
 }
 
+/* RFC 8705: the client certificate thumbprint, or NULL (030_tpp.sql). */
+static void
+token_param_x5t(struct http_request *req, struct token_ctx *ctx)
+{
+	char	x5t[48];
+
+	tpp_peer_x5t(req, x5t, sizeof(x5t));
+	db_param(&ctx->q, x5t[0] != '\0' ? x5t : NULL);
+}
+
 static int
 token_s256(const char *verifier, char *out, size_t outlen)
 {
@@ -178,6 +194,7 @@ token_grant_code(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, access, 32);
 	db_param_bin(&ctx->q, refresh, 32);
 	db_param_int(&ctx->q, ttl);
+	token_param_x5t(req, ctx);
 	return (0);
 }
 
@@ -201,6 +218,7 @@ token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, access, 32);
 	db_param_bin(&ctx->q, refresh, 32);
 	db_param_int(&ctx->q, ttl);
+	token_param_x5t(req, ctx);
 	return (0);
 }
 

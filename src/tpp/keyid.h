@@ -17,7 +17,7 @@
 
 #define TPP_KEYID_MAX		2048
 #define TPP_KEYID_ATTRS_MAX	24
-#define TPP_SERIAL_MAX		64
+#define TPP_SERIAL_MAX		32	/* RFC 5280: 20, with room for odd CAs */
 
 struct tpp_dn_attr {
 	const char	*type;		/* as written: "CN", "2.5.4.97" */

@@ -4,7 +4,9 @@
  * verdict.c. The settings:
  *	psd2_signing_required	yes|no (default no)
  *	psd2_trust_dir		folder of CA certificates (PEM)
- *	psd2_crl_dir		folder of CRL files (optional)
+ *	psd2_crl_dir		folder of CRL files (optional); with a
+ *				chroot (root), put it under root so that
+ *				workers can re-read it
  *	psd2_clock_skew		seconds a date may be off (default 300)
  *	psd2_cert_cache		certificates cached per worker (default 512)
  */
@@ -30,6 +32,7 @@
 #include "tpp/tpp.h"
 
 static struct tpp_config	tpp_cfg;
+static int			worker_ready;
 
 int
 tpp_init(void)
@@ -60,6 +63,15 @@ tpp_init(void)
 	have_crl = settings_path("crl_dir", NULL, crl, sizeof(crl)) == 0;
 	tpp_cfg.trust = tpp_trust_load(trust, have_crl ? crl : NULL, err,
 	    sizeof(err));
+	if (tpp_cfg.trust == NULL && !tpp_cfg.required) {
+		/*
+		 * Signing optional (a fresh checkout before
+		 * tests/pki/mint.sh ran): serve, and refuse signed requests.
+		 */
+		kore_log(LOG_WARNING, "psd2_trust_dir/psd2_crl_dir: %s; "
+		    "signed requests will fail", err);
+		return (0);
+	}
 	if (tpp_cfg.trust == NULL) {
 		kore_log(LOG_ERR, "psd2_trust_dir/psd2_crl_dir: %s", err);
 		return (-1);
@@ -115,6 +127,13 @@ tpp_verify_request(struct http_request *req, struct tpp_verdict *v)
 	struct tpp_input	 in;
 	char			 target[2048];
 
+	/* Workers run chrooted (root): CRL paths are then under it. */
+	if (!worker_ready) {
+		worker_ready = 1;
+		if (tpp_cfg.trust != NULL && !skip_chroot &&
+		    kore_root_path != NULL)
+			tpp_trust_chroot(tpp_cfg.trust, kore_root_path);
+	}
 	memset(&in, 0, sizeof(in));
 	in.header = tpp_header;
 	in.arg = req;
@@ -125,9 +144,16 @@ tpp_verify_request(struct http_request *req, struct tpp_verdict *v)
 	else
 		(void)snprintf(target, sizeof(target), "%s", req->path);
 	in.target = target;
-	if (req->http_body != NULL) {
+	/*
+	 * The exact body bytes: Kore keeps them in http_body, whose offset
+	 * is only the read cursor of http_body_read(), so the length is
+	 * content_length. A body offloaded to disk (http_body_disk_offload,
+	 * not used by psd2gate) is not hashed: its digest check fails.
+	 */
+	if (req->http_body != NULL && req->http_body_fd == -1 &&
+	    req->content_length <= req->http_body->length) {
 		in.body = req->http_body->data;
-		in.bodylen = req->http_body->offset;
+		in.bodylen = req->content_length;
 	}
 	in.now = (int64_t)time(NULL);
 	tpp_verdict_run(&tpp_cfg, &in, v);

@@ -239,6 +239,20 @@ tpp_trust_free(struct tpp_trust *t)
 	free(t);
 }
 
+void
+tpp_trust_chroot(struct tpp_trust *t, const char *root)
+{
+	size_t	len;
+
+	len = strlen(root);
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	if (t->crl_dir == NULL || len <= 1 ||
+	    strncmp(t->crl_dir, root, len) != 0 || t->crl_dir[len] != '/')
+		return;
+	memmove(t->crl_dir, t->crl_dir + len, strlen(t->crl_dir + len) + 1);
+}
+
 size_t
 tpp_trust_anchors(const struct tpp_trust *t)
 {

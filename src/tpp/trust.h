@@ -21,6 +21,13 @@ struct tpp_trust	*tpp_trust_load(const char *trust_dir,
 			    const char *crl_dir, char *err, size_t errlen);
 void			 tpp_trust_free(struct tpp_trust *);
 
+/*
+ * After a worker chroots into root, the CRL folder (configured with its
+ * full path, read so in the parent) is found under root: strip the
+ * prefix. No-op when the folder is not under root.
+ */
+void			 tpp_trust_chroot(struct tpp_trust *, const char *);
+
 /* Number of trust anchors loaded (0 means every chain fails). */
 size_t			 tpp_trust_anchors(const struct tpp_trust *);
 

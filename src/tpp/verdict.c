@@ -371,9 +371,10 @@ signing_input(const struct tpp_input *in, const char *const *names,
 	if (plen + 1 >= sizeof(c->sigstr))
 		return (fail(v, 401, "SIGNATURE_INVALID", "Signature: the "
 		    "protected header is too long."));
-	memcpy(c->sigstr, prefix, plen);
-	if (plen > 0)
+	if (plen > 0) {
+		memcpy(c->sigstr, prefix, plen);
 		c->sigstr[plen++] = '.';
+	}
 	len = tpp_sig_string(names, n, in->header, in->arg, in->method,
 	    in->target, c->sigstr + plen, sizeof(c->sigstr) - plen, err,
 	    sizeof(err));
