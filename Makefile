@@ -111,6 +111,7 @@ include device/device.mk
 -include tests/tests.mk
 include tests/kore/kore.mk
 include tests/ais/ais.mk
+include tests/tpp/tpp.mk
 
 clean:
 	rm -rf build build-asan

@@ -16,8 +16,8 @@ T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
 T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-unit test-kore test-device test-api test-browser \
-		   test-ais sanitize-test
-T_ASAN_SUITES	:= test-unit test-device test-api test-ais
+		   test-ais test-tpp-unit test-tpp sanitize-test
+T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-tpp-unit
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
 test-api: all

@@ -21,7 +21,7 @@ int	ais_account_balance(struct http_request *);
 
 static const char sql_balance[] =
     "SELECT status, code, path, text, body "
-    "FROM ais_account_balance($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+    "FROM ais_account_balance($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 
 /* The referenceId of the body, or NULL with the input error recorded. */
 static char *

@@ -13,7 +13,7 @@ int	ais_account_list(struct http_request *);
 
 static const char sql_list[] =
     "SELECT status, code, path, text, body "
-    "FROM ais_account_list($1, $2, $3, $4, $5, $6, $7)";
+    "FROM ais_account_list($1, $2, $3, $4, $5, $6, $7, $8)";
 
 int
 ais_account_list(struct http_request *req)

@@ -27,6 +27,7 @@ struct ais_call {
 	struct db_query		q;
 	struct tpp_verdict	verdict;
 	const char		*token;		/* as sent, for the 401 body */
+	int			 roles;		/* TPP_ROLE_* the endpoint needs */
 	int			 has_input_error;
 	int			 input_status;
 	char			 input_code[32];

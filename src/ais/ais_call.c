@@ -127,6 +127,7 @@ ais_begin(struct http_request *req, struct ais_call *c, const char *sql,
 		return (-1);
 	}
 	tpp_verify_request(req, &c->verdict);
+	c->roles = roles;
 	crypto_sha256(c->token, strlen(c->token), digest);
 
 	db_query_begin(&c->q, req, sql);
@@ -134,9 +135,11 @@ ais_begin(struct http_request *req, struct ais_call *c, const char *sql,
 	db_param(&c->q, c->verdict.status == 0 ? "true" : "false");
 	db_param(&c->q, ais_role_ok(&c->verdict, roles) ? "true" : "false");
 	db_param(&c->q, c->verdict.org_id[0] ? c->verdict.org_id : NULL);
-	/* Replay marks only for requests whose verification passed. */
-	db_param(&c->q, c->verdict.status == 0 && c->verdict.request_id[0] ?
-	    c->verdict.request_id : NULL);
+	/* Replay marks only for requests whose signature verified. */
+	db_param(&c->q, c->verdict.status == 0 && c->verdict.signed_request &&
+	    c->verdict.request_id[0] ? c->verdict.request_id : NULL);
+	/* RFC 8705: a token bound to a QWAC needs that QWAC's connection. */
+	db_param(&c->q, c->verdict.peer_x5t[0] ? c->verdict.peer_x5t : NULL);
 	db_param(&c->q, http_request_header(req, "psu-ip-address", &ip) &&
 	    *ip != '\0' ? "true" : "false");
 	db_param_int(&c->q, s->unattended_limit);
@@ -153,6 +156,7 @@ static void
 ais_answer(struct http_request *req, struct ais_call *c)
 {
 	const char	*code, *path, *body;
+	char		 text[256];
 	int		 status;
 
 	if (db_rows(&c->q) != 1 || db_is_null(&c->q, 0, 0)) {
@@ -174,6 +178,9 @@ ais_answer(struct http_request *req, struct ais_call *c)
 	} else if (strcmp(code, "verdict") == 0) {
 		respond_tpp_error(req, c->verdict.status, c->verdict.code, NULL,
 		    c->verdict.text);
+	} else if (strcmp(code, "SERVICE_BLOCKED") == 0) {
+		tpp_role_text(&c->verdict, c->roles, text, sizeof(text));
+		respond_tpp_error(req, status, code, NULL, text);
 	} else if (strcmp(code, "input") == 0) {
 		respond_tpp_error(req, c->input_status, c->input_code,
 		    c->input_path[0] ? c->input_path : NULL, c->input_text);

@@ -14,7 +14,7 @@ int	ais_consent_current(struct http_request *);
 
 static const char sql_consent[] =
     "SELECT status, code, path, text, body "
-    "FROM ais_consent_current($1, $2, $3, $4, $5, $6, $7, $8)";
+    "FROM ais_consent_current($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 int
 ais_consent_current(struct http_request *req)

@@ -34,7 +34,7 @@ int	ais_funds_confirmation(struct http_request *);
 static const char sql_funds[] =
     "SELECT status, code, path, text, body "
     "FROM ais_funds_confirmation($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-    "$11)";
+    "$11, $12)";
 
 struct funds_input {
 	char		iban[FUNDS_IBAN_MAX];

@@ -27,7 +27,7 @@ int	ais_transactions(struct http_request *);
 static const char sql_transactions[] =
     "SELECT status, code, path, text, body "
     "FROM ais_transactions($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-    "$12, $13)";
+    "$12, $13, $14)";
 
 struct tx_query {
 	char	from[TX_VALUE_MAX];

@@ -16,6 +16,7 @@ PSQL="psql -X -qAt -h 127.0.0.1 -p 54329 -U psd2gate -d psd2gate"
 
 sed -e "s/127.0.0.1 8080/127.0.0.1 $PORT/" \
     -e 's/^psd2_login_rate_per_minute.*/psd2_login_rate_per_minute	0/' \
+    -e 's/^psd2_signing_required.*/psd2_signing_required	no/' \
     conf/sandbox.conf > "$CONF"
 tests/pgcluster.sh start >/dev/null
 "$BIN/psd2ctl" -c "$CONF" keys-init >/dev/null

@@ -10,6 +10,7 @@ sanitizer build; a server log with a sanitizer report fails the session.
 """
 
 import os
+import subprocess
 
 import pytest
 
@@ -46,6 +47,11 @@ def service_setup(pgcluster):
                         "PSD2_BIN_DIR)" % path, pytrace=False)
     for step in (("keys-init",), ("migrate",), ("sandbox-seed",)):
         psd2ctl(*step)
+    # The sandbox TPP's QSealC and the CA conf/test.conf trusts (idempotent).
+    subprocess.run(["sh", os.path.join(psd2lib.TOP, "tests", "pki",
+                                       "mint.sh"), "sandbox",
+                    os.path.join(psd2lib.TOP, "var", "sandbox")],
+                   check=True, cwd=psd2lib.TOP, stdout=subprocess.DEVNULL)
     return True
 
 

@@ -243,7 +243,8 @@ CREATE TYPE ais_gate_result AS (
 );
 
 CREATE FUNCTION ais_gate(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_scope text)
+    p_role_ok boolean, p_org_id text, p_request_id uuid, p_scope text,
+    p_x5t text)
 RETURNS ais_gate_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
@@ -251,7 +252,7 @@ DECLARE
 	k integer;
 BEGIN
 	g.a := ROW(NULL, NULL, NULL, NULL, NULL)::ais_answer;
-	SELECT * INTO b FROM bearer_check(p_token_hash);
+	SELECT * INTO b FROM bearer_check(p_token_hash, p_x5t);
 	IF b.state <> 'ok' THEN
 		g.a := ROW(401, 'bearer_' || b.state, NULL, NULL, NULL)::ais_answer;
 		RETURN g;
@@ -376,7 +377,7 @@ $$;
 
 -- GET account-list (spec 4.4).
 CREATE FUNCTION ais_account_list(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_present boolean,
+    p_role_ok boolean, p_org_id text, p_request_id uuid, p_x5t text, p_present boolean,
     p_limit integer)
 RETURNS ais_answer LANGUAGE plpgsql AS $$
 DECLARE
@@ -384,7 +385,7 @@ DECLARE
 	body text;
 BEGIN
 	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, 'ACCOUNT_INFORMATION');
+	    p_request_id, 'ACCOUNT_INFORMATION', p_x5t);
 	IF (g.a).status IS NOT NULL THEN
 		RETURN g.a;
 	END IF;
@@ -405,7 +406,7 @@ $$;
 
 -- GET account-balance (spec 4.5), referenceId from the JSON body.
 CREATE FUNCTION ais_account_balance(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_present boolean,
+    p_role_ok boolean, p_org_id text, p_request_id uuid, p_x5t text, p_present boolean,
     p_limit integer, p_input_ok boolean, p_resource_id text)
 RETURNS ais_answer LANGUAGE plpgsql AS $$
 DECLARE
@@ -414,7 +415,7 @@ DECLARE
 	body text;
 BEGIN
 	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, 'ACCOUNT_INFORMATION');
+	    p_request_id, 'ACCOUNT_INFORMATION', p_x5t);
 	IF (g.a).status IS NOT NULL THEN
 		RETURN g.a;
 	END IF;
@@ -452,7 +453,7 @@ $$;
 -- first, id-stable inside a day, p_page_size per page; _links repeat the
 -- effective query with relative hrefs.
 CREATE FUNCTION ais_transactions(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_present boolean,
+    p_role_ok boolean, p_org_id text, p_request_id uuid, p_x5t text, p_present boolean,
     p_limit integer, p_input_ok boolean, p_resource_id text, p_from date,
     p_to date, p_page integer, p_page_size integer)
 RETURNS ais_answer LANGUAGE plpgsql AS $$
@@ -468,7 +469,7 @@ DECLARE
 	body text;
 BEGIN
 	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, 'ACCOUNT_INFORMATION');
+	    p_request_id, 'ACCOUNT_INFORMATION', p_x5t);
 	IF (g.a).status IS NOT NULL THEN
 		RETURN g.a;
 	END IF;
@@ -546,7 +547,7 @@ $$;
 -- p_amount_minor in the account's currency? Another currency: false.
 CREATE FUNCTION ais_funds_confirmation(p_token_hash bytea,
     p_verdict_ok boolean, p_role_ok boolean, p_org_id text,
-    p_request_id uuid, p_present boolean, p_limit integer,
+    p_request_id uuid, p_x5t text, p_present boolean, p_limit integer,
     p_input_ok boolean, p_iban text, p_currency text, p_amount_minor bigint)
 RETURNS ais_answer LANGUAGE plpgsql AS $$
 DECLARE
@@ -555,7 +556,7 @@ DECLARE
 	ok boolean;
 BEGIN
 	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, 'FUND_AVAILABILITY');
+	    p_request_id, 'FUND_AVAILABILITY', p_x5t);
 	IF (g.a).status IS NOT NULL THEN
 		RETURN g.a;
 	END IF;
@@ -585,7 +586,7 @@ $$;
 -- DELETE consents/current (p_delete): the TPP ends it (terminatedByTpp,
 -- durable commit); its tokens stop working at once.
 CREATE FUNCTION ais_consent_current(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_present boolean,
+    p_role_ok boolean, p_org_id text, p_request_id uuid, p_x5t text, p_present boolean,
     p_limit integer, p_delete boolean)
 RETURNS ais_answer LANGUAGE plpgsql AS $$
 DECLARE
@@ -593,7 +594,7 @@ DECLARE
 	body text;
 BEGIN
 	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, NULL);
+	    p_request_id, NULL, p_x5t);
 	IF (g.a).status IS NOT NULL THEN
 		RETURN g.a;
 	END IF;
