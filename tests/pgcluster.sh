@@ -8,8 +8,22 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 pgdir=${PSD2_PGDIR:-$top/var/pg}
 port=${PSD2_PGPORT:-54329}
-sockdir=$pgdir/sock
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+
+# As root the cluster belongs to the postgres user, who must be able to
+# reach the data folder: a checkout below a private home (mode 0700) is
+# out of its reach, so the data then lives under /var/tmp instead (a
+# folder per checkout) and var/pg points there.
+if [ "$(id -u)" = 0 ] && [ -z "${PSD2_PGDIR:-}" ]; then
+	mkdir -p "$top/var"
+	if ! runuser -u postgres -- test -x "$top/var"; then
+		alt=/var/tmp/psd2gate-pg-$(printf '%s' "$top" | cksum | cut -d' ' -f1)
+		mkdir -p "$alt"
+		[ -L "$pgdir" ] || { rm -rf "$pgdir"; ln -s "$alt" "$pgdir"; }
+		pgdir=$alt
+	fi
+fi
+sockdir=$pgdir/sock
 
 as_pg() {
 	if [ "$(id -u)" = 0 ]; then
