@@ -27,7 +27,7 @@ sockdir=$pgdir/sock
 
 as_pg() {
 	if [ "$(id -u)" = 0 ]; then
-		runuser -u postgres -- "$@"
+		(cd / && runuser -u postgres -- "$@")
 	else
 		"$@"
 	fi
