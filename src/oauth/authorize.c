@@ -23,6 +23,8 @@
 
 int	oauth_authorize(struct http_request *);
 
+#define AUTHORIZE_STATE_MAX	1024
+
 struct authorize_ctx {
 	struct db_query	q;
 };
@@ -64,10 +66,17 @@ static int
 authorize_check_request(struct http_request *req, json_t *request,
     int pkce_required)
 {
-	const char	*rtype, *method, *challenge;
+	const char	*rtype, *method, *challenge, *state;
 	char		 scope[128];
 	int		 bits;
 
+	/* The request travels sealed in the login form: bound its size. */
+	state = forms_arg(req, "state");
+	if (state != NULL && strlen(state) > AUTHORIZE_STATE_MAX) {
+		oauth_redirect_error(req, request, "invalid_request",
+		    "state is longer than 1024 bytes");
+		return (-1);
+	}
 	rtype = forms_arg(req, "response_type");
 	if (rtype == NULL || strcmp(rtype, "code") != 0) {
 		oauth_redirect_error(req, request, rtype == NULL ?
