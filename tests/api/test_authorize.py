@@ -144,6 +144,20 @@ def test_error_redirect_carries_odd_state_exactly():
     assert loc.isascii() and " " not in loc, loc
 
 
+def test_state_up_to_1024_bytes_accepted_longer_refused():
+    """The request travels sealed through the login form: its state is
+    bounded (1024 bytes), and a longer one is an error redirect that still
+    carries the state."""
+    r = get(authorize_url(MAIN_URL, SC.client_id, RU, "ACCOUNT_INFORMATION",
+                          "s" * 1024))
+    assert r.status_code == 200, r.text[:300]
+    assert Page(r.text).form("login-form") is not None
+    long_state = "s" * 1025
+    r = get(authorize_url(MAIN_URL, SC.client_id, RU, "ACCOUNT_INFORMATION",
+                          long_state))
+    assert_error_redirect(r, "invalid_request", long_state)
+
+
 def test_error_redirect_to_second_registered_uri():
     other = SC.redirect_uris[1]
     r = get(authorize_url(MAIN_URL, SC.client_id, other, "NOPE", "s2"))
