@@ -172,9 +172,9 @@ authorize_client_row(struct authorize_ctx *ctx, const char *client_id)
 		return (NULL);
 	if ((row = json_loads(db_value(&ctx->q, 0, 0), 0, NULL)) == NULL)
 		return (NULL);
-	client_cache_put(client_id, row);
+	client_cache_put(CLIENT_CACHE_PAGE, client_id, row);
 	json_decref(row);
-	return (client_cache_get(client_id));
+	return (client_cache_get(CLIENT_CACHE_PAGE, client_id));
 }
 
 int
@@ -193,7 +193,8 @@ oauth_authorize(struct http_request *req)
 			pages_message(req, 400, "error_title", "error_client");
 			return (KORE_RESULT_OK);
 		}
-		if ((client = client_cache_get(client_id)) != NULL) {
+		client = client_cache_get(CLIENT_CACHE_PAGE, client_id);
+		if (client != NULL) {
 			authorize_decide(req, client);
 			return (KORE_RESULT_OK);
 		}

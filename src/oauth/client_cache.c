@@ -11,24 +11,24 @@ struct client_slot {
 	json_t	*row;
 };
 
-static struct client_slot	client_slots[CLIENT_CACHE_SLOTS];
+static struct client_slot	client_slots[CLIENT_CACHE_KINDS][CLIENT_CACHE_SLOTS];
 
-static unsigned int
-client_cache_hash(const char *s)
+static struct client_slot *
+client_cache_slot(enum client_cache_kind kind, const char *s)
 {
 	unsigned int	h = 2166136261u;
 
 	while (*s != '\0')
 		h = (h ^ (unsigned char)*s++) * 16777619u;
-	return (h % CLIENT_CACHE_SLOTS);
+	return (&client_slots[kind][h % CLIENT_CACHE_SLOTS]);
 }
 
 json_t *
-client_cache_get(const char *client_id)
+client_cache_get(enum client_cache_kind kind, const char *client_id)
 {
 	struct client_slot	*slot;
 
-	slot = &client_slots[client_cache_hash(client_id)];
+	slot = client_cache_slot(kind, client_id);
 	if (slot->row == NULL || strcmp(slot->client_id, client_id) != 0 ||
 	    slot->expires <= time(NULL))
 		return (NULL);
@@ -36,13 +36,14 @@ client_cache_get(const char *client_id)
 }
 
 void
-client_cache_put(const char *client_id, json_t *row)
+client_cache_put(enum client_cache_kind kind, const char *client_id,
+    json_t *row)
 {
 	struct client_slot	*slot;
 
 	if (strlen(client_id) >= sizeof(slot->client_id))
 		return;
-	slot = &client_slots[client_cache_hash(client_id)];
+	slot = client_cache_slot(kind, client_id);
 	json_decref(slot->row);
 	slot->row = json_incref(row);
 	strcpy(slot->client_id, client_id);

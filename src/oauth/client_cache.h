@@ -1,9 +1,10 @@
 /*
- * Per-worker cache of OAuth client registrations for the login page, so
- * a flood of authorize requests costs no database round trip. Entries
- * live CLIENT_CACHE_TTL seconds; what the cache serves is only used to
- * render a page: the consent and token steps re-check the client in the
- * database, so a suspension still takes effect at once where it matters.
+ * Per-worker cache of OAuth client registrations, so that a flood of
+ * authorize requests, or the token endpoint's hot path, costs no extra
+ * database round trip. Entries live CLIENT_CACHE_TTL seconds. What the
+ * cache serves is never the last word: the consent step and the token
+ * grants re-check in the database that the client and its TPP are
+ * active, so a suspension still takes effect at once where it matters.
  */
 #ifndef PSD2_CLIENT_CACHE_H
 #define PSD2_CLIENT_CACHE_H
@@ -12,9 +13,15 @@
 
 #define CLIENT_CACHE_TTL	10
 
-/* The cached row {"uris":[...], "pkce":bool, "name":..., "org":...} or NULL. */
-json_t	*client_cache_get(const char *);
+enum client_cache_kind {
+	CLIENT_CACHE_PAGE,	/* {"uris":[...], "pkce", "name", "org"} */
+	CLIENT_CACHE_SECRET,	/* {"digest": hex SHA-256, "ttl": seconds} */
+	CLIENT_CACHE_KINDS
+};
+
+/* The cached row for client_id, or NULL (borrowed reference). */
+json_t	*client_cache_get(enum client_cache_kind, const char *);
 /* Stores (a reference to) row for client_id. */
-void	 client_cache_put(const char *, json_t *);
+void	 client_cache_put(enum client_cache_kind, const char *, json_t *);
 
 #endif

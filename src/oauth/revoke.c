@@ -41,7 +41,8 @@ revoke_begin(struct http_request *req, struct revoke_ctx *ctx)
 	const char	*token;
 	uint8_t		 digest[32];
 
-	if (token_client_check(req, &ctx->q, ctx->secret) < 0)
+	if (token_client_check(req, &ctx->q, ctx->client_id,
+	    ctx->secret) < 0)
 		return (KORE_RESULT_OK);
 	token = NULL;
 	if (!http_argument_get_string(req, "token", &token)) {

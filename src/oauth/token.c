@@ -22,6 +22,7 @@
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "db/db.h"
+#include "oauth/client_cache.h"
 #include "oauth/oauth.h"
 #include "oauth/token.h"
 #include "tpp/tpp.h"
@@ -71,12 +72,12 @@ token_free(struct http_request *req)
  * credentials, an optional body client_id that must agree, then the
  * lookup (which also counts the address against the rate limit).
  */
-int
-token_client_begin(struct http_request *req, struct db_query *q,
-    char *client_id, size_t idlen, char *secret, size_t secretlen)
+/* Basic credentials and an optional body client_id that must agree. */
+static int
+token_client_credentials(struct http_request *req, char *client_id,
+    size_t idlen, char *secret, size_t secretlen)
 {
 	const char	*body_id;
-	char		 addr[PEER_ADDR_MAX];
 
 	if (oauth_basic_credentials(req, client_id, idlen, secret,
 	    secretlen) == -1) {
@@ -91,6 +92,23 @@ token_client_begin(struct http_request *req, struct db_query *q,
 		    "client_id does not match the authenticated client.");
 		return (-1);
 	}
+	return (0);
+}
+
+/*
+ * Client authentication, shared with the revoke endpoint: the
+ * credentials, then the lookup (which also counts the address against
+ * the rate limit).
+ */
+int
+token_client_begin(struct http_request *req, struct db_query *q,
+    char *client_id, size_t idlen, char *secret, size_t secretlen)
+{
+	char	addr[PEER_ADDR_MAX];
+
+	if (token_client_credentials(req, client_id, idlen, secret,
+	    secretlen) == -1)
+		return (-1);
 	db_query_begin(q, req, "SELECT rate_ok, secret_hash, access_ttl, "
 	    "active FROM token_client($1, $2, $3)");
 	db_param(q, client_id);
@@ -99,10 +117,58 @@ token_client_begin(struct http_request *req, struct db_query *q,
 	return (0);
 }
 
+/* Remembers an authenticated client for the next requests (see below). */
+static void
+token_client_remember(const char *client_id, const uint8_t *digest,
+    long long ttl)
+{
+	char	hex[65];
+	json_t	*row;
+
+	if (hex_encode(digest, 32, hex, sizeof(hex)) < 0)
+		return;
+	if ((row = json_pack("{s:s, s:I}", "digest", hex, "ttl",
+	    (json_int_t)ttl)) == NULL)
+		return;
+	client_cache_put(CLIENT_CACHE_SECRET, client_id, row);
+	json_decref(row);
+}
+
+/*
+ * The hot path without the lookup: without a token rate limit to count,
+ * a client authenticated in the last seconds is checked against its
+ * cached secret digest (constant time). The grant re-checks in the
+ * database that the client is active (040_token_client_active.sql).
+ * Returns the access ttl, 0 when not cached, -1 when the answer was sent.
+ */
+static long long
+token_client_cached(struct http_request *req, const char *client_id,
+    const char *secret)
+{
+	json_t		*row;
+	uint8_t		 digest[32], cached[32];
+	const char	*hex;
+
+	if (app_cfg.token_rate_per_minute > 0 ||
+	    (row = client_cache_get(CLIENT_CACHE_SECRET, client_id)) == NULL)
+		return (0);
+	hex = json_string_value(json_object_get(row, "digest"));
+	if (hex == NULL || hex_decode(hex, strlen(hex), cached,
+	    sizeof(cached)) != 32)
+		return (0);
+	crypto_sha256(secret, strlen(secret), digest);
+	if (!crypto_equal(digest, cached, sizeof(digest))) {
+		respond_oauth_error(req, 401, "invalid_client",
+		    "Client authentication failed.");
+		return (-1);
+	}
+	return ((long long)json_integer_value(json_object_get(row, "ttl")));
+}
+
 /* Access ttl of the authenticated client, or -1 (answer sent). */
 long long
 token_client_check(struct http_request *req, struct db_query *q,
-    const char *secret)
+    const char *client_id, const char *secret)
 {
 	uint8_t		 digest[32];
 	size_t		 len;
@@ -129,6 +195,7 @@ token_client_check(struct http_request *req, struct db_query *q,
 		    "Client authentication failed.");
 		return (-1);
 	}
+	token_client_remember(client_id, digest, db_int(q, 0, 2));
 	return (db_int(q, 0, 2));
 }
 
@@ -223,14 +290,11 @@ token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
 }
 
 static int
-token_grant(struct http_request *req, struct token_ctx *ctx)
+token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 {
 	const char	*grant_type;
 	uint8_t		 access[32], refresh[32];
-	long long	 ttl;
 
-	if ((ttl = token_client_check(req, &ctx->q, ctx->secret)) < 0)
-		return (KORE_RESULT_OK);
 	grant_type = NULL;
 	(void)http_argument_get_string(req, "grant_type", &grant_type);
 	if (grant_type == NULL) {
@@ -261,6 +325,11 @@ token_grant(struct http_request *req, struct token_ctx *ctx)
 static void
 token_answer(struct http_request *req, struct token_ctx *ctx)
 {
+	if (strcmp(db_value(&ctx->q, 0, 0), "invalid_client") == 0) {
+		respond_oauth_error(req, 401, "invalid_client",
+		    db_value(&ctx->q, 0, 3));
+		return;
+	}
 	if (strcmp(db_value(&ctx->q, 0, 0), "ok") != 0) {
 		respond_oauth_error(req, 400, "invalid_grant",
 		    db_value(&ctx->q, 0, 3));
@@ -277,14 +346,26 @@ int
 oauth_token(struct http_request *req)
 {
 	struct token_ctx	*ctx;
+	long long		 ttl;
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), token_free);
 		http_populate_post(req);
-		if (token_client_begin(req, &ctx->q, ctx->client_id,
+		if (token_client_credentials(req, ctx->client_id,
 		    sizeof(ctx->client_id), ctx->secret,
 		    sizeof(ctx->secret)) == -1)
 			return (KORE_RESULT_OK);
+		ttl = token_client_cached(req, ctx->client_id, ctx->secret);
+		if (ttl < 0)
+			return (KORE_RESULT_OK);
+		if (ttl > 0) {
+			if (token_grant(req, ctx, ttl) != KORE_RESULT_RETRY)
+				return (KORE_RESULT_OK);
+		} else if (token_client_begin(req, &ctx->q, ctx->client_id,
+		    sizeof(ctx->client_id), ctx->secret,
+		    sizeof(ctx->secret)) == -1) {
+			return (KORE_RESULT_OK);
+		}
 	}
 	ctx = http_state_get(req);
 
@@ -302,7 +383,9 @@ oauth_token(struct http_request *req)
 			token_answer(req, ctx);
 			return (KORE_RESULT_OK);
 		}
-		if (token_grant(req, ctx) != KORE_RESULT_RETRY)
+		ttl = token_client_check(req, &ctx->q, ctx->client_id,
+		    ctx->secret);
+		if (ttl < 0 || token_grant(req, ctx, ttl) != KORE_RESULT_RETRY)
 			return (KORE_RESULT_OK);
 	}
 }

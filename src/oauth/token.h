@@ -10,6 +10,6 @@ struct db_query;
 int		token_client_begin(struct http_request *, struct db_query *,
 		    char *, size_t, char *, size_t);
 long long	token_client_check(struct http_request *, struct db_query *,
-		    const char *);
+		    const char *, const char *);
 
 #endif

@@ -418,6 +418,26 @@ def test_suspended_client_cannot_get_tokens(psu_factory, client_factory):
     assert "access_token" not in r.json()
 
 
+def test_suspension_applies_at_once_after_recent_use(psu_factory,
+                                                     client_factory):
+    """The token endpoint remembers recently authenticated clients for a
+    few seconds; a suspension must still stop the very next refresh."""
+    c = client_factory()
+    code, _, _, _ = run_code_flow(c, psu_factory())
+    tok = exchange_code(c, code).json()
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, c)
+    assert r.status_code == 200, r.text
+    tok = r.json()
+    psd2lib.psd2ctl("tpp", "suspend", c.org_id)
+    for _ in range(4):  # whichever worker answers
+        r = token_request({"grant_type": "refresh_token",
+                           "refresh_token": tok["refresh_token"]}, c)
+        assert r.status_code == 401, r.text
+        assert r.json()["error"] == "invalid_client"
+        assert "access_token" not in r.json()
+
+
 # -- grant types and parameters ---------------------------------------------
 
 @pytest.mark.parametrize("grant", ["password", "client_credentials",
