@@ -74,7 +74,7 @@ if [ -x tests/bench/tpp.sh ]; then
 fi
 
 # pgbench: the same write pattern as a refresh grant, alone.
-$PSQL -c "DROP TABLE IF EXISTS bench_token" -c "CREATE TABLE bench_token (LIKE token INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)"
+$PSQL -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS bench_token" -c "CREATE TABLE bench_token (LIKE token INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)"
 pg=$(/usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p 54329 -U psd2gate -c 32 -j 2 -T "$SECS" \
     -f tests/bench/pgbench-refresh.sql psd2gate 2>&1 | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 printf '%-34s %6s conns %10.0f tx/s   (durable commits, no HTTP)\n' "pgbench: refresh write pattern" 32 "${pg:-0}"
