@@ -16,7 +16,7 @@ T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
 T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-unit test-kore test-device test-api test-browser \
-		   test-ais test-tpp-unit test-tpp sanitize-test
+		   test-ais test-tpp-unit test-tpp test-fuzz sanitize-test
 T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-tpp-unit
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
@@ -39,6 +39,20 @@ sanitize-test:
 	@$(T_ASAN_MAKE) all
 	@sh tests/run-all.sh --no-recap "$(T_ASAN_MAKE)" $(T_ASAN_SUITES)
 
-.PHONY: test test-api test-browser sanitize-test
+# Every libFuzzer harness briefly (make fuzz runs them longer): the TPP
+# parsers about 30 s each, the frame decoder 30 s, the pure C pieces
+# 90 s shared. Any crash or sanitizer report fails the suite.
+test-fuzz:
+	@mkdir -p var/test-logs; fail=0; n=0; \
+	for t in "fuzz-tpp FUZZ_SECONDS=30" "fuzz-device FUZZ_SECONDS=30" \
+	    "fuzz-unit FUZZ_SECONDS=90"; do \
+		if $(MAKE) --no-print-directory $$t > var/test-logs/make-$${t%% *}.log 2>&1; \
+		then n=$$((n + 1)); else fail=$$((fail + 1)); \
+		tail -n 30 var/test-logs/make-$${t%% *}.log; fi; \
+	done; \
+	echo "fuzz: $$n passed, $$fail failed"; \
+	test $$fail -eq 0
+
+.PHONY: test test-api test-browser sanitize-test test-fuzz
 
 .DEFAULT_GOAL	:= $(T_SAVED_GOAL)

@@ -15,6 +15,7 @@ from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture
@@ -48,11 +49,19 @@ def test_browser_revoke(driver, api, db, service_setup, server):
     driver.find_element(By.NAME, "otp").send_keys(psu.totp())
     driver.find_element(By.CSS_SELECTOR,
                         "#otp-form button[type=submit]").click()
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.ID, "consent-%s" % consent))
     assert driver.current_url.endswith("/auth/consents")
     item = driver.find_element(By.ID, "consent-%s" % consent)
     assert psd2lib.SANDBOX_TPP_NAME in item.text
     assert psu.accounts[0][0] in item.text
     driver.find_element(By.ID, "revoke-button-%s" % consent).click()
+    # The revoke posts and redirects back: wait for the new page, not the
+    # old one still on screen (slow under the sanitizer build).
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.ID, "consent-%s" % consent) and
+        "revoked by you" in d.find_element(
+            By.ID, "consent-%s" % consent).text)
     item = driver.find_element(By.ID, "consent-%s" % consent)
     assert "revoked by you" in item.text
     assert not driver.find_elements(By.ID, "revoke-button-%s" % consent)

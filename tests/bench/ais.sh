@@ -20,13 +20,17 @@ CONNS=${BENCH_CONNS:-64}
 OUT=var/bench
 mkdir -p "$OUT"
 PSQL="psql -X -qAt -h 127.0.0.1 -p 54329 -U psd2gate -d psd2gate"
+. tests/bench/lib.sh
 gate=
 
 if [ -z "${BENCH_BASE:-}" ]; then
 	PORT=18088
 	BENCH_BASE=http://127.0.0.1:$PORT
 	BENCH_CONF=conf/bench-ais.conf
-	sed -e "s/127.0.0.1 8080/127.0.0.1 $PORT/" conf/sandbox.conf > "$BENCH_CONF"
+	# Unsigned requests (tests/bench/tpp.sh measures signing).
+	sed -e "s/127.0.0.1 8080/127.0.0.1 $PORT/" \
+	    -e 's/^psd2_signing_required.*/psd2_signing_required	no/' \
+	    conf/sandbox.conf > "$BENCH_CONF"
 	tests/pgcluster.sh start >/dev/null
 	"$BIN/psd2ctl" -c "$BENCH_CONF" keys-init >/dev/null
 	"$BIN/psd2ctl" -c "$BENCH_CONF" migrate >/dev/null
@@ -41,26 +45,7 @@ if [ -z "${BENCH_BASE:-}" ]; then
 fi
 
 CONSENT=00000000-0000-4000-8000-0000000a1500
-TOKEN=$($PSQL <<SQL
-INSERT INTO consent (id, psu_id, client_id, scopes, valid_until, sca_at)
-SELECT '$CONSENT', id, 'sandbox-tpp', '{ACCOUNT_INFORMATION}',
-    current_date + 90, now()
-FROM psu WHERE username = 'anna'
-ON CONFLICT (id) DO UPDATE SET status = 'valid', sca_at = now(),
-    valid_until = current_date + 90;
-INSERT INTO consent_account (consent_id, account_id)
-SELECT '$CONSENT', a.id FROM account a JOIN psu p ON p.id = a.psu_id
-WHERE p.username = 'anna' ON CONFLICT DO NOTHING;
-DELETE FROM token WHERE consent_id = '$CONSENT';
-CREATE TEMP TABLE t AS SELECT gen_random_uuid()::text AS tok;
-INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
-    expires_at)
-SELECT sha256(convert_to(tok, 'UTF8')), 'access', gen_random_uuid(),
-    'sandbox-tpp', '$CONSENT', '{ACCOUNT_INFORMATION}',
-    now() + interval '1 hour' FROM t;
-SELECT tok FROM t;
-SQL
-)
+TOKEN=$(bench_access_token "$CONSENT")
 export AIS_TOKEN="$TOKEN"
 
 check() {

@@ -25,6 +25,7 @@ CONF=var/bench/tpp-bench.conf
 POOL=var/bench/tpp-pool.txt
 UPOOL=var/bench/tpp-pool-unsigned.txt
 PSQL="psql -X -qAt -h 127.0.0.1 -p 54329 -U psd2gate -d psd2gate"
+. tests/bench/lib.sh
 LIST=/auth/v1/psd2/account/account-list
 mkdir -p "$OUT"
 
@@ -51,26 +52,7 @@ done
 # anna's consent with SCA "now" (PSU present: no unattended limit) and a
 # token of the sandbox TPP, stored as its SHA-256 like the service does.
 CONSENT=00000000-0000-4000-8000-0000000a1544
-TOKEN=$($PSQL <<SQL
-INSERT INTO consent (id, psu_id, client_id, scopes, valid_until, sca_at)
-SELECT '$CONSENT', id, 'sandbox-tpp', '{ACCOUNT_INFORMATION}',
-    current_date + 90, now()
-FROM psu WHERE username = 'anna'
-ON CONFLICT (id) DO UPDATE SET status = 'valid', sca_at = now(),
-    valid_until = current_date + 90;
-INSERT INTO consent_account (consent_id, account_id)
-SELECT '$CONSENT', a.id FROM account a JOIN psu p ON p.id = a.psu_id
-WHERE p.username = 'anna' ON CONFLICT DO NOTHING;
-DELETE FROM token WHERE consent_id = '$CONSENT';
-CREATE TEMP TABLE t AS SELECT gen_random_uuid()::text AS tok;
-INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
-    expires_at)
-SELECT sha256(convert_to(tok, 'UTF8')), 'access', gen_random_uuid(),
-    'sandbox-tpp', '$CONSENT', '{ACCOUNT_INFORMATION}',
-    now() + interval '1 hour' FROM t;
-SELECT tok FROM t;
-SQL
-)
+TOKEN=$(bench_access_token "$CONSENT")
 export AIS_TOKEN="$TOKEN" AIS_PATH="$LIST" TPP_POOL="$POOL" TPP_THREADS=2
 
 presign() {	# count [unsigned]
