@@ -27,21 +27,8 @@ if [ -z "${BENCH_BASE:-}" ]; then
 	PORT=18088
 	BENCH_BASE=http://127.0.0.1:$PORT
 	BENCH_CONF=conf/bench-ais.conf
-	# Unsigned requests (tests/bench/tpp.sh measures signing).
-	sed -e "s/127.0.0.1 8080/127.0.0.1 $PORT/" \
-	    -e 's/^psd2_signing_required.*/psd2_signing_required	no/' \
-	    conf/sandbox.conf > "$BENCH_CONF"
-	tests/pgcluster.sh start >/dev/null
-	"$BIN/psd2ctl" -c "$BENCH_CONF" keys-init >/dev/null
-	"$BIN/psd2ctl" -c "$BENCH_CONF" migrate >/dev/null
-	"$BIN/psd2ctl" -c "$BENCH_CONF" sandbox-seed >/dev/null
-	"$BIN/psd2gate" -c "$BENCH_CONF" -f -n -r -q > "$OUT/ais-server.log" 2>&1 &
-	gate=$!
 	trap 'kill $gate 2>/dev/null; wait $gate 2>/dev/null; rm -f "$BENCH_CONF"' EXIT INT TERM
-	for _ in $(seq 50); do
-		curl -fs "$BENCH_BASE/health" >/dev/null 2>&1 && break
-		sleep 0.2
-	done
+	bench_instance "$PORT" "$BENCH_CONF" "$OUT/ais-server.log"
 fi
 
 CONSENT=00000000-0000-4000-8000-0000000a1500

@@ -14,22 +14,10 @@ OUT=var/bench
 mkdir -p "$OUT"
 PSQL="psql -X -qAt -h 127.0.0.1 -p 54329 -U psd2gate -d psd2gate"
 
-sed -e "s/127.0.0.1 8080/127.0.0.1 $PORT/" \
-    -e 's/^psd2_login_rate_per_minute.*/psd2_login_rate_per_minute	0/' \
-    -e 's/^psd2_signing_required.*/psd2_signing_required	no/' \
-    conf/sandbox.conf > "$CONF"
-tests/pgcluster.sh start >/dev/null
-"$BIN/psd2ctl" -c "$CONF" keys-init >/dev/null
-"$BIN/psd2ctl" -c "$CONF" migrate >/dev/null
-"$BIN/psd2ctl" -c "$CONF" sandbox-seed >/dev/null
-
-"$BIN/psd2gate" -c "$CONF" -f -n -r -q > "$OUT/server.log" 2>&1 &
-gate=$!
+gate=
+. tests/bench/lib.sh
 trap 'kill $gate 2>/dev/null; wait $gate 2>/dev/null; rm -f "$CONF"' EXIT INT TERM
-for _ in $(seq 50); do
-	curl -fs "$BASE/health" >/dev/null 2>&1 && break
-	sleep 0.2
-done
+bench_instance "$PORT" "$CONF" "$OUT/server.log"
 
 # A pool of refresh tokens for anna's consent, made directly in the
 # database (the login flow would take minutes for 60,000 of them).

@@ -21,7 +21,7 @@ CONNS=${BENCH_CONNS:-64}
 OUT=var/bench
 PORT=18089
 BASE=http://127.0.0.1:$PORT
-CONF=var/bench/tpp-bench.conf
+CONF=conf/bench-tpp.conf
 POOL=var/bench/tpp-pool.txt
 UPOOL=var/bench/tpp-pool-unsigned.txt
 PSQL="psql -X -qAt -h 127.0.0.1 -p 54329 -U psd2gate -d psd2gate"
@@ -29,25 +29,15 @@ PSQL="psql -X -qAt -h 127.0.0.1 -p 54329 -U psd2gate -d psd2gate"
 LIST=/auth/v1/psd2/account/account-list
 mkdir -p "$OUT"
 
-sh tests/pki/mint.sh sandbox var/sandbox
-tests/pgcluster.sh start >/dev/null
-# A copy of the sandbox configuration on our port, paths made absolute.
-top=$(pwd)
-sed -e "s/127.0.0.1 8080/127.0.0.1 $PORT/" \
-    -e "s|^include[ \t]*common.conf|include $top/conf/common.conf|" \
-    -e "s|\.\./var/|$top/var/|" conf/sandbox.conf > "$CONF"
-echo "psd2_signing_required no" >> "$CONF"
-"$BIN/psd2ctl" -c "$CONF" keys-init >/dev/null
-"$BIN/psd2ctl" -c "$CONF" migrate >/dev/null
-"$BIN/psd2ctl" -c "$CONF" sandbox-seed >/dev/null
-"$BIN/psd2gate" -c "$CONF" -f -n -r -q > "$OUT/tpp-server.log" 2>&1 &
-gate=$!
-trap 'kill $gate 2>/dev/null; wait $gate 2>/dev/null; rm -f "$CONF" "$POOL" "$UPOOL"' \
-    EXIT INT TERM
-for _ in $(seq 50); do
-	curl -fs "$BASE/health" >/dev/null 2>&1 && break
-	sleep 0.2
-done
+gate=
+if [ -n "${BENCH_BASE:-}" ]; then
+	BASE=$BENCH_BASE
+	trap 'rm -f "$POOL" "$UPOOL"' EXIT INT TERM
+else
+	trap 'kill $gate 2>/dev/null; wait $gate 2>/dev/null; rm -f "$CONF" "$POOL" "$UPOOL"' \
+	    EXIT INT TERM
+	bench_instance "$PORT" "$CONF" "$OUT/tpp-server.log"
+fi
 
 # anna's consent with SCA "now" (PSU present: no unattended limit) and a
 # token of the sandbox TPP, stored as its SHA-256 like the service does.
