@@ -12,6 +12,12 @@ SANITIZE ?=
 FUZZ_SECONDS ?= 30
 PYTHON = /usr/bin/python3
 
+# The test configurations name no database port: libpq takes PGPORT, which
+# is the port of the cluster tests/pgcluster.sh runs (PSD2_PGPORT).
+PSD2_PGPORT ?= 54329
+export PSD2_PGPORT
+export PGPORT := $(PSD2_PGPORT)
+
 CC = gcc
 KORE_SRC = /usr/share/kore
 KORE_DIR = $(BUILD)/kore

@@ -8,6 +8,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 pgdir=${PSD2_PGDIR:-$top/var/pg}
 port=${PSD2_PGPORT:-54329}
+export PGPORT=$port
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 
 # As root the cluster belongs to the postgres user, who must be able to

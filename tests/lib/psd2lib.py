@@ -111,8 +111,14 @@ def pgcluster_start():
         raise RuntimeError("tests/pgcluster.sh start failed:\n%s%s" %
                            (p.stdout, p.stderr))
     lines = [ln for ln in p.stdout.splitlines() if "port=" in ln]
-    return lines[-1].strip() if lines else \
-        "host=127.0.0.1 port=54329 dbname=psd2gate user=psd2gate"
+    if not lines:
+        raise RuntimeError("tests/pgcluster.sh start named no port:\n%s"
+                           % p.stdout)
+    conninfo = lines[-1].strip()
+    # The test configurations name no port: the servers and psd2ctl that
+    # the tests start take libpq's PGPORT from this environment.
+    os.environ["PGPORT"] = re.search(r"port=(\d+)", conninfo).group(1)
+    return conninfo
 
 
 # --------------------------------------------------------------------------
