@@ -23,7 +23,7 @@ from tpp_signing import Identity, sign_request
 
 from conftest import PKI_DIR, SANDBOX_DIR
 
-TLS_PORT = 18443
+TLS_PORT = int(os.environ.get("PSD2_TEST_TLS_PORT", 18443))
 TLS_URL = "https://127.0.0.1:%d" % TLS_PORT
 CA = os.path.join(SANDBOX_DIR, "ca", "ca.crt")
 QWAC = (os.path.join(PKI_DIR, "qwac.crt"), os.path.join(PKI_DIR, "qwac.key"))
@@ -46,7 +46,8 @@ def tls_server(service_setup):
                             psd2lib.suite_label()), "wb")
     proc = subprocess.Popen(
         [os.path.join(psd2lib.bin_dir(), "psd2gate"), "-c",
-         "tests/tpp/tls.conf", "-f", "-n", "-r"], cwd=psd2lib.TOP,
+         psd2lib.derived_conf("tests/tpp/tls.conf", TLS_PORT, "tls"),
+         "-f", "-n", "-r"], cwd=psd2lib.TOP,
         env=psd2lib.sanitizer_env(), stdout=log, stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 30
