@@ -75,8 +75,13 @@ now_ms(void)
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
+/*
+ * PostgreSQL's text form of bytea ("\x" and lower-case hex, the input of
+ * a text parameter): len bytes need 2 * len + 3 bytes of out. Not the
+ * plain hex of src/common/encoding.c.
+ */
 static void
-hex_encode(const uint8_t *in, size_t len, char *out)
+bytea_text_encode(const uint8_t *in, size_t len, char *out)
 {
 	static const char	hex[] = "0123456789abcdef";
 	size_t			i;
@@ -225,8 +230,8 @@ db_record(struct mdev *d)
 	const char	*p[7];
 	PGresult	*res;
 
-	hex_encode(d->info.pubkey, DEV_PUBKEY_LEN, pub);
-	hex_encode(d->info.attest, d->info.attest_len, att);
+	bytea_text_encode(d->info.pubkey, DEV_PUBKEY_LEN, pub);
+	bytea_text_encode(d->info.attest, d->info.attest_len, att);
 	p[0] = d->serial;
 	p[1] = d->info.model;
 	p[2] = d->info.firmware;
@@ -307,7 +312,7 @@ db_claim(struct mdev *d)
 	struct dmsg	*m;
 
 	snprintf(lease, sizeof(lease), "%d", M.conf->lease_seconds);
-	hex_encode(d->info.pubkey, DEV_PUBKEY_LEN, pub);
+	bytea_text_encode(d->info.pubkey, DEV_PUBKEY_LEN, pub);
 	p[0] = M.owner;
 	p[1] = lease;
 	p[2] = d->serial;
@@ -368,7 +373,7 @@ db_write(struct mdev *d)
 	case W_RESULT:
 		snprintf(counter, sizeof(counter), "%" PRIu32,
 		    d->result.counter);
-		hex_encode(d->result.sig, d->result.sig_len, sig);
+		bytea_text_encode(d->result.sig, d->result.sig_len, sig);
 		p[2] = dev_outcome_name(d->result.outcome);
 		p[3] = counter;
 		p[4] = sig;
