@@ -77,8 +77,9 @@ ais_input_error(struct ais_call *c, int status, const char *code,
 }
 
 /*
- * The token of "Authorization: Bearer <token>". Anything else (no header,
- * another scheme) yields the header as sent, which is never a token.
+ * The token of "Authorization: Bearer <token>", which the spec's 401 body
+ * names. Anything else (no header, another scheme) yields "": a Basic
+ * credential sent by mistake is never echoed.
  */
 static const char *
 ais_bearer(struct http_request *req, int *is_bearer)
@@ -89,7 +90,7 @@ ais_bearer(struct http_request *req, int *is_bearer)
 	if (!http_request_header(req, "authorization", &hdr))
 		return ("");
 	if (strncasecmp(hdr, "Bearer ", 7) != 0)
-		return (hdr);
+		return ("");
 	hdr += 7;
 	while (*hdr == ' ')
 		hdr++;
