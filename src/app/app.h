@@ -26,6 +26,7 @@ struct app_config {
 extern struct app_config	app_cfg;
 extern struct keyring		app_form_keys;
 extern struct keyring		app_totp_keys;
+extern struct keyring		app_client_keys;	/* client secrets */
 
 #define APP_DB		"db"
 

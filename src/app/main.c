@@ -30,6 +30,7 @@ u_int32_t	asset_len_builtin_kore_conf = sizeof(asset_builtin_kore_conf) - 1;
 
 struct app_config	app_cfg;
 struct keyring		app_form_keys;
+struct keyring		app_client_keys;
 struct keyring		app_totp_keys;
 
 void	kore_parent_configure(int, char **);
@@ -120,6 +121,7 @@ kore_parent_configure(int argc, char **argv)
 	app_load_settings();
 	app_load_keys("form_keys", &app_form_keys);
 	app_load_keys("totp_keys", &app_totp_keys);
+	app_load_keys("client_keys", &app_client_keys);
 	if (pages_init() == -1)
 		fatal("templates or translations failed to load");
 	if (password_tasks_init() == -1)

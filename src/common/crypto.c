@@ -93,14 +93,13 @@ crypto_equal(const void *a, const void *b, size_t len)
 	return (CRYPTO_memcmp(a, b, len) == 0);
 }
 
-int
-crypto_uuid(char out[37])
+void
+crypto_uuid_format(const uint8_t bytes[16], char out[37])
 {
 	uint8_t		raw[16];
 	size_t		i, o;
 
-	if (crypto_random(raw, sizeof(raw)) == -1)
-		return (-1);
+	memcpy(raw, bytes, sizeof(raw));
 	raw[6] = (raw[6] & 0x0f) | 0x40;	/* version 4 */
 	raw[8] = (raw[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
 
@@ -111,6 +110,17 @@ crypto_uuid(char out[37])
 		out[o++] = hexdigits[raw[i] & 0x0f];
 	}
 	out[o] = '\0';
+	OPENSSL_cleanse(raw, sizeof(raw));
+}
+
+int
+crypto_uuid(char out[37])
+{
+	uint8_t		raw[16];
+
+	if (crypto_random(raw, sizeof(raw)) == -1)
+		return (-1);
+	crypto_uuid_format(raw, out);
 	OPENSSL_cleanse(raw, sizeof(raw));
 	return (0);
 }

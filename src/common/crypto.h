@@ -36,6 +36,9 @@ int	crypto_equal(const void *a, const void *b, size_t len);
 /* A random RFC 4122 version-4 UUID, lower-case. Returns 0 or -1. */
 int	crypto_uuid(char out[37]);
 
+/* 16 bytes (random or a MAC) in the shape of a version-4 UUID. */
+void	crypto_uuid_format(const uint8_t bytes[16], char out[37]);
+
 /* 1 if s is exactly 8-4-4-4-12 hex digits (any case), else 0. */
 int	crypto_is_uuid(const char *s);
 

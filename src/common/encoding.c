@@ -344,3 +344,26 @@ form_encode(const char *in, size_t inlen, char *out, size_t outlen)
 	out[o] = '\0';
 	return ((int)o);
 }
+
+int
+form_count(const char *in, size_t inlen, const char *name)
+{
+	const char	*field, *end, *eq, *stop;
+	char		 decoded[64];
+	int		 n;
+
+	n = 0;
+	stop = in + inlen;
+	for (field = in; field < stop; field = end + 1) {
+		if ((end = memchr(field, '&', (size_t)(stop - field))) == NULL)
+			end = stop;
+		if ((eq = memchr(field, '=', (size_t)(end - field))) == NULL)
+			eq = end;
+		if (form_decode(field, (size_t)(eq - field), decoded,
+		    sizeof(decoded)) >= 0 && strcmp(decoded, name) == 0)
+			n++;
+		if (end == stop)
+			break;
+	}
+	return (n);
+}

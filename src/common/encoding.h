@@ -59,4 +59,13 @@ int	form_decode(const char *in, size_t inlen, char *out, size_t outlen);
 /* Keeps RFC 3986 unreserved characters, %XX (upper case) for the rest. */
 int	form_encode(const char *in, size_t inlen, char *out, size_t outlen);
 
+/*
+ * How many '&'-separated fields of a whole form-encoded text (a query
+ * string or a form body) have the name name, however it is spelled
+ * ("scope", "sco%70e"), with or without '=' and a value. Fields whose
+ * name does not decode are not counted. Not a conversion: returns the
+ * count, never -1.
+ */
+int	form_count(const char *in, size_t inlen, const char *name);
+
 #endif

@@ -18,6 +18,8 @@ int		 ctl_sandbox_seed(PGconn *);
 int		 ctl_client_add(PGconn *, const char *, const char *,
 		    const char *, const char *const *, int, int, int,
 		    const char *);
+/* Legacy client secret rows to the keyed form (NULL: all); count or -1. */
+int		 ctl_client_rehash(PGconn *, const char *);
 /* Adds a PSU or staff member ("psu"/"staff"); totp_b32 NULL generates one. */
 int		 ctl_person_add(PGconn *, const char *, const char *,
 		    const char *, const char *, const char *);

@@ -104,7 +104,8 @@ int
 ctl_keys_init(void)
 {
 	if (ctl_keyfile("form_keys", "f1") != 0 ||
-	    ctl_keyfile("totp_keys", "t1") != 0)
+	    ctl_keyfile("totp_keys", "t1") != 0 ||
+	    ctl_keyfile("client_keys", "c1") != 0)
 		return (1);
 	return (0);
 }

@@ -30,9 +30,10 @@ ctl_exists(PGconn *db, const char *sql, const char *key)
 static int
 ctl_seed_client(PGconn *db, const char *client_id, int ttl)
 {
+	/* A row of the earlier unsalted form is converted (idempotent). */
 	if (ctl_exists(db, "SELECT 1 FROM oauth_client WHERE client_id = $1",
 	    client_id))
-		return (0);
+		return (ctl_client_rehash(db, client_id) < 0 ? 1 : 0);
 	return (ctl_client_add(db, "Sandbox TPP GmbH", "PSDDE-BAFIN-999999",
 	    client_id, sandbox_uris, 2, 0, ttl, "sandbox-secret"));
 }

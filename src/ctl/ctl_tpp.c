@@ -1,13 +1,21 @@
 /*
- * psd2ctl tpp add|list|suspend|activate. The client secret is a 256-bit
- * random value, printed once, stored as its SHA-256.
+ * psd2ctl tpp add|list|suspend|activate|rehash. The client secret is a
+ * 256-bit random value (or the operator's --secret), printed once, stored
+ * salted and keyed (src/common/client_secret.h) under the current key of
+ * psd2_client_keys.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
+#include "common/client_secret.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
+#include "common/keyring.h"
+#include "common/settings.h"
 #include "ctl/ctl.h"
 
 #define REDIRECTS_MAX	8
@@ -35,6 +43,52 @@ ctl_redirect_array(const char *const *uris, int n, char *out, size_t len)
 	return (0);
 }
 
+/* The client key file (psd2_client_keys): loaded once, or exits. */
+static const struct keyring *
+ctl_client_keys(void)
+{
+	static struct keyring	kr;
+	static int		loaded;
+	char			path[PATH_MAX], err[256];
+
+	if (loaded)
+		return (&kr);
+	if (settings_path("client_keys", NULL, path, sizeof(path)) == -1) {
+		fprintf(stderr, "psd2ctl: psd2_client_keys is not set\n");
+		exit(1);
+	}
+	if (keyring_load(&kr, path, err, sizeof(err)) == -1) {
+		fprintf(stderr, "psd2ctl: client keys: %s (psd2ctl keys-init "
+		    "creates it)\n", err);
+		exit(1);
+	}
+	loaded = 1;
+	return (&kr);
+}
+
+/*
+ * The stored form of sha = SHA-256(secret) under the current client key:
+ * hash and salt as hex for decode($n, 'hex'), and the key id.
+ */
+static int
+ctl_secret_stored(const uint8_t sha[32], char hash_hex[65],
+    char salt_hex[2 * CLIENT_SECRET_SALT_LEN + 1], const char **key_id)
+{
+	const struct keyring_key	*k;
+	uint8_t				 salt[CLIENT_SECRET_SALT_LEN];
+	uint8_t				 hash[CLIENT_SECRET_HASH_LEN];
+
+	if ((k = keyring_current(ctl_client_keys())) == NULL ||
+	    crypto_random(salt, sizeof(salt)) == -1 ||
+	    client_secret_hash(k, salt, sha, hash) == -1)
+		return (-1);
+	hex_encode(hash, sizeof(hash), hash_hex, 65);
+	hex_encode(salt, sizeof(salt), salt_hex, 2 * CLIENT_SECRET_SALT_LEN + 1);
+	*key_id = k->id;
+	OPENSSL_cleanse(hash, sizeof(hash));
+	return (0);
+}
+
 int
 ctl_client_add(PGconn *db, const char *name, const char *org_id,
     const char *client_id, const char *const *uris, int nuris,
@@ -43,9 +97,14 @@ ctl_client_add(PGconn *db, const char *name, const char *org_id,
 	PGresult	*res;
 	uint8_t		 raw[32], digest[32];
 	char		 gen_secret[64], gen_id[37], array[4096], ttl[16];
-	char		 hexdigest[65];
-	const char	*params[7];
+	char		 hash_hex[65], salt_hex[2 * CLIENT_SECRET_SALT_LEN + 1];
+	const char	*params[9], *key_id;
 
+	if (secret != NULL && *secret == '\0') {
+		fprintf(stderr, "psd2ctl: the client secret must not be "
+		    "empty\n");
+		return (1);
+	}
 	if (secret == NULL) {
 		if (crypto_random(raw, sizeof(raw)) == -1)
 			return (1);
@@ -62,26 +121,94 @@ ctl_client_add(PGconn *db, const char *name, const char *org_id,
 	    sizeof(array)) == -1)
 		return (1);
 	crypto_sha256(secret, strlen(secret), digest);
-	hex_encode(digest, sizeof(digest), hexdigest, sizeof(hexdigest));
+	if (ctl_secret_stored(digest, hash_hex, salt_hex, &key_id) == -1) {
+		fprintf(stderr, "psd2ctl: cannot hash the client secret\n");
+		return (1);
+	}
+	OPENSSL_cleanse(digest, sizeof(digest));
 	snprintf(ttl, sizeof(ttl), "%d", access_ttl);
 	params[0] = name;
 	params[1] = org_id;
 	params[2] = client_id;
-	params[3] = hexdigest;
+	params[3] = hash_hex;
 	params[4] = array;
 	params[5] = pkce_required ? "true" : "false";
 	params[6] = ttl;
+	params[7] = salt_hex;
+	params[8] = key_id;
 	res = ctl_exec(db,
 	    "WITH t AS (INSERT INTO tpp (name, org_id) VALUES ($1, $2) "
 	    "ON CONFLICT (org_id) DO UPDATE SET name = excluded.name "
 	    "RETURNING id) "
 	    "INSERT INTO oauth_client (client_id, tpp_id, secret_hash, "
-	    "redirect_uris, pkce_required, access_ttl) "
-	    "SELECT $3, id, decode($4, 'hex'), $5, $6, $7 FROM t "
-	    "RETURNING client_id", 7, params);
+	    "redirect_uris, pkce_required, access_ttl, secret_salt, "
+	    "secret_key_id) "
+	    "SELECT $3, id, decode($4, 'hex'), $5, $6, $7, "
+	    "decode($8, 'hex'), $9 FROM t "
+	    "RETURNING client_id", 9, params);
 	printf("client_id: %s\nclient_secret: %s\n", PQgetvalue(res, 0, 0),
 	    secret);
 	PQclear(res);
+	OPENSSL_cleanse(gen_secret, sizeof(gen_secret));
+	return (0);
+}
+
+/*
+ * Converts rows of the legacy form (secret_hash = SHA-256(secret), no
+ * salt) to the keyed form; client_id NULL: every such row. Knows no
+ * secret: the keyed form is over SHA-256(secret). Returns the number of
+ * rows converted, or -1.
+ */
+int
+ctl_client_rehash(PGconn *db, const char *client_id)
+{
+	PGresult	*rows, *res;
+	uint8_t		 sha[32];
+	char		 hash_hex[65], salt_hex[2 * CLIENT_SECRET_SALT_LEN + 1];
+	const char	*params[5], *key_id, *one[1] = { client_id };
+	int		 i, n;
+
+	rows = ctl_exec(db, "SELECT client_id, encode(secret_hash, 'hex') "
+	    "FROM oauth_client WHERE secret_key_id IS NULL "
+	    "AND ($1::text IS NULL OR client_id = $1) ORDER BY client_id",
+	    1, one);
+	n = 0;
+	for (i = 0; i < PQntuples(rows); i++) {
+		if (hex_decode(PQgetvalue(rows, i, 1),
+		    strlen(PQgetvalue(rows, i, 1)), sha, sizeof(sha)) != 32 ||
+		    ctl_secret_stored(sha, hash_hex, salt_hex, &key_id) == -1) {
+			PQclear(rows);
+			return (-1);
+		}
+		params[0] = PQgetvalue(rows, i, 0);
+		params[1] = hash_hex;
+		params[2] = salt_hex;
+		params[3] = key_id;
+		params[4] = PQgetvalue(rows, i, 1);
+		/* Only if the row is still the one read (a concurrent add). */
+		res = ctl_exec(db, "UPDATE oauth_client SET "
+		    "secret_hash = decode($2, 'hex'), "
+		    "secret_salt = decode($3, 'hex'), secret_key_id = $4 "
+		    "WHERE client_id = $1 AND secret_key_id IS NULL "
+		    "AND secret_hash = decode($5, 'hex')", 5, params);
+		n += atoi(PQcmdTuples(res));
+		PQclear(res);
+	}
+	PQclear(rows);
+	OPENSSL_cleanse(sha, sizeof(sha));
+	return (n);
+}
+
+static int
+ctl_tpp_rehash(PGconn *db)
+{
+	int	n;
+
+	if ((n = ctl_client_rehash(db, NULL)) < 0) {
+		fprintf(stderr, "psd2ctl: rehash failed\n");
+		return (1);
+	}
+	printf("rehashed %d client secret(s)\n", n);
 	return (0);
 }
 
@@ -178,6 +305,8 @@ ctl_tpp(PGconn *db, int argc, char **argv)
 		return (ctl_tpp_add(db, argc - 1, argv + 1));
 	if (strcmp(argv[0], "list") == 0)
 		return (ctl_tpp_list(db));
+	if (strcmp(argv[0], "rehash") == 0 && argc == 1)
+		return (ctl_tpp_rehash(db));
 	if (strcmp(argv[0], "suspend") == 0 && argc == 2)
 		return (ctl_tpp_status(db, argv[1], "suspended"));
 	if (strcmp(argv[0], "activate") == 0 && argc == 2)

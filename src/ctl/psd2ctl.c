@@ -22,6 +22,7 @@ usage(void)
 	    "          [--client-id ID] [--secret S] [--pkce-required]\n"
 	    "          [--access-ttl SECONDS]\n"
 	    "  tpp list | tpp suspend ORG-ID | tpp activate ORG-ID\n"
+	    "  tpp rehash                keyed, salted form for old secret rows\n"
 	    "  psu add USER [--password P] [--totp-secret B32] [--name N]\n"
 	    "  psu unlock USER\n"
 	    "  account add USER IBAN CURRENCY NAME [--resource-id ID]\n"

@@ -3,8 +3,11 @@
  *
  * The client and its redirect_uri are checked against the registry first:
  * until both are known good, errors are shown to the PSU and never
- * redirected. The validated request is then sealed into the login form;
- * nothing is written to the database.
+ * redirected. A repeated parameter is invalid_request (RFC 6749 3.1):
+ * client_id or redirect_uri repeated is an error page, anything else an
+ * error redirect, without a state when state itself is repeated (which
+ * of the two would be the TPP's?). The validated request is then sealed
+ * into the login form; nothing is written to the database.
  */
 #include <sys/types.h>
 
@@ -61,6 +64,31 @@ authorize_challenge_valid(const char *c)
 	return (1);
 }
 
+/* Answered by an error page, never by a redirect. */
+static const char *const authorize_page_params[] = {
+	"client_id", "redirect_uri", NULL
+};
+static const char *const authorize_state_param[] = { "state", NULL };
+/* Answered by an error redirect. */
+static const char *const authorize_redirect_params[] = {
+	"response_type", "scope", "state", "code_challenge",
+	"code_challenge_method", NULL
+};
+
+static int
+authorize_repeated(struct http_request *req, json_t *request)
+{
+	const char	*name;
+	char		 text[96];
+
+	if ((name = oauth_repeated_param(req,
+	    authorize_redirect_params)) == NULL)
+		return (0);
+	(void)snprintf(text, sizeof(text), "%s must not be repeated", name);
+	oauth_redirect_error(req, request, "invalid_request", text);
+	return (-1);
+}
+
 /* Checks what may be answered by redirect; 0 or an error was sent. */
 static int
 authorize_check_request(struct http_request *req, json_t *request,
@@ -70,6 +98,8 @@ authorize_check_request(struct http_request *req, json_t *request,
 	char		 scope[128];
 	int		 bits;
 
+	if (authorize_repeated(req, request) == -1)
+		return (-1);
 	/* The request travels sealed in the login form: bound its size. */
 	state = forms_arg(req, "state");
 	if (state != NULL && strlen(state) > AUTHORIZE_STATE_MAX) {
@@ -92,7 +122,7 @@ authorize_check_request(struct http_request *req, json_t *request,
 		    "or PAYMENT_INITIATION");
 		return (-1);
 	}
-	json_object_set_new(request, "sc", json_string(scope));
+	json_object_set_new(request, "scope", json_string(scope));
 
 	challenge = forms_arg(req, "code_challenge");
 	method = forms_arg(req, "code_challenge_method");
@@ -113,7 +143,8 @@ authorize_check_request(struct http_request *req, json_t *request,
 			    "with code_challenge_method=S256");
 			return (-1);
 		}
-		json_object_set_new(request, "cc", json_string(challenge));
+		json_object_set_new(request, "code_challenge",
+		    json_string(challenge));
 	}
 	return (0);
 }
@@ -147,15 +178,18 @@ authorize_decide(struct http_request *req, json_t *client)
 	}
 	state = forms_arg(req, "state");
 	request = json_pack("{s:s, s:s, s:O, s:O}",
-	    "c", forms_arg(req, "client_id"), "r", redirect_uri,
-	    "tn", json_object_get(client, "name"),
-	    "to", json_object_get(client, "org"));
+	    "client_id", forms_arg(req, "client_id"),
+	    "redirect_uri", redirect_uri,
+	    "tpp_name", json_object_get(client, "name"),
+	    "tpp_org", json_object_get(client, "org"));
 	if (request == NULL) {
 		respond_server_error(req, "authorize json");
 		return;
 	}
-	if (state != NULL)
-		json_object_set_new(request, "s", json_string(state));
+	/* A repeated state is echoed in no error: which one is the TPP's? */
+	if (state != NULL &&
+	    oauth_repeated_param(req, authorize_state_param) == NULL)
+		json_object_set_new(request, "state", json_string(state));
 	if (authorize_check_request(req, request, json_is_true(
 	    json_object_get(client, "pkce"))) == 0)
 		login_page_new(req, request);
@@ -177,42 +211,51 @@ authorize_client_row(struct authorize_ctx *ctx, const char *client_id)
 	return (client_cache_get(CLIENT_CACHE_PAGE, client_id));
 }
 
+static enum oauth_next
+authorize_start(struct http_request *req, struct authorize_ctx *ctx)
+{
+	json_t		*client;
+	const char	*client_id, *redirect_uri;
+
+	http_populate_get(req);
+	client_id = forms_arg(req, "client_id");
+	redirect_uri = forms_arg(req, "redirect_uri");
+	if (client_id == NULL || redirect_uri == NULL ||
+	    oauth_repeated_param(req, authorize_page_params) != NULL) {
+		pages_message(req, 400, "error_title", "error_client");
+		return (OAUTH_ANSWERED);
+	}
+	client = client_cache_get(CLIENT_CACHE_PAGE, client_id);
+	if (client != NULL) {
+		authorize_decide(req, client);
+		return (OAUTH_ANSWERED);
+	}
+	db_query_begin(&ctx->q, req, sql_client);
+	db_param(&ctx->q, client_id);
+	return (OAUTH_QUERY);
+}
+
+static enum oauth_next
+authorize_client_found(struct http_request *req, void *arg)
+{
+	struct authorize_ctx	*ctx = arg;
+
+	authorize_decide(req, authorize_client_row(ctx,
+	    forms_arg(req, "client_id")));
+	return (OAUTH_ANSWERED);
+}
+
 int
 oauth_authorize(struct http_request *req)
 {
 	struct authorize_ctx	*ctx;
-	json_t			*client;
-	const char		*client_id, *redirect_uri;
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), authorize_free);
-		http_populate_get(req);
-		client_id = forms_arg(req, "client_id");
-		redirect_uri = forms_arg(req, "redirect_uri");
-		if (client_id == NULL || redirect_uri == NULL) {
-			pages_message(req, 400, "error_title", "error_client");
+		if (authorize_start(req, ctx) == OAUTH_ANSWERED)
 			return (KORE_RESULT_OK);
-		}
-		client = client_cache_get(CLIENT_CACHE_PAGE, client_id);
-		if (client != NULL) {
-			authorize_decide(req, client);
-			return (KORE_RESULT_OK);
-		}
-		db_query_begin(&ctx->q, req, sql_client);
-		db_param(&ctx->q, client_id);
 	}
 	ctx = http_state_get(req);
-
-	switch (db_query_poll(&ctx->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		respond_server_error(req, "authorize client lookup");
-		return (KORE_RESULT_OK);
-	case DB_READY:
-		break;
-	}
-	authorize_decide(req, authorize_client_row(ctx,
-	    forms_arg(req, "client_id")));
-	return (KORE_RESULT_OK);
+	return (oauth_finish(req, &ctx->q, authorize_client_found, ctx,
+	    "authorize client lookup"));
 }

@@ -2,12 +2,22 @@
  * The consent page and POST /auth/oauth/consent: the PSU chooses accounts
  * and a validity, then approves (consent + single-use code, one
  * transaction) or denies (error=access_denied).
+ *
+ * One authorisation request gets one decision (consent_decide): the
+ * code is derived from the request's flow id (forms_derive_secret), so a
+ * repeated post (double click, back button) is redirected again with the
+ * SAME code while it is unspent and unexpired, and shown a page saying
+ * the request was answered once the code was exchanged: the TPP would
+ * take a spent code sent again for a replay and revoke its tokens. A
+ * deny is final too. Nothing is created twice.
  */
 #include <sys/types.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/crypto.h>
 
 #include <kore.h>
 #include <http.h>
@@ -32,9 +42,9 @@ struct consent_ctx {
 	char			code[37];
 };
 
-static const char sql_approve[] =
-    "SELECT consent_approve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-    "$12, $13)";
+static const char sql_decide[] =
+    "SELECT consent_decide($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
+    "$12, $13, $14, $15)";
 
 static const struct {
 	int		 bit;
@@ -52,6 +62,7 @@ consent_free(struct http_request *req)
 
 	db_query_end(&ctx->q);
 	forms_clear(&ctx->fs);
+	OPENSSL_cleanse(ctx->code, sizeof(ctx->code));
 }
 
 static int
@@ -60,7 +71,7 @@ consent_scope_bits(struct form_state *fs)
 	char	canonical[128];
 
 	return (oauth_scope_parse(json_string_value(json_object_get(
-	    fs->request, "sc")), canonical, sizeof(canonical)));
+	    fs->request, "scope")), canonical, sizeof(canonical)));
 }
 
 static int
@@ -178,84 +189,113 @@ consent_session(struct http_request *req)
 	return (value);
 }
 
+/* The decision and what it needs: 1 approve, 0 deny, -1 answered. */
 static int
+consent_read(struct http_request *req, struct consent_ctx *ctx,
+    char *accounts, size_t accountslen, int *days, int *bits)
+{
+	const char	*decision;
+	int		 n;
+
+	decision = forms_arg(req, "decision");
+	if (decision != NULL && strcmp(decision, "deny") == 0)
+		return (0);
+	if (decision == NULL || strcmp(decision, "approve") != 0) {
+		pages_message(req, 400, "error_title", "error_form");
+		return (-1);
+	}
+	*bits = consent_scope_bits(&ctx->fs);
+	n = consent_accounts(req, accounts, accountslen);
+	*days = consent_days(req);
+	if (n < 0 || *days < 0 || *bits <= 0) {
+		pages_message(req, 400, "error_title", "error_form");
+		return (-1);
+	}
+	if (consent_needs_accounts(*bits) && n == 0) {
+		pages_message(req, 400, "error_title", "error_no_account");
+		return (-1);
+	}
+	return (1);
+}
+
+static enum oauth_next
 consent_start(struct http_request *req, struct consent_ctx *ctx)
 {
-	const char	*decision, *session, *cc;
+	const char	*session, *flow;
 	char		 accounts[CONSENT_ACCOUNTS_MAX * (RESOURCE_ID_MAX + 3)];
 	char		 scopes[128], consent_id[37], family[37];
-	uint8_t		 code_digest[32], session_digest[32];
+	uint8_t		 code_digest[32], session_digest[32], flow_digest[32];
 	long long	 psu_id;
-	int		 n, days, bits;
+	int		 approve, days, bits;
 
 	http_populate_post(req);
 	if (forms_verify(req, &ctx->fs) == -1 ||
 	    forms_open_step("consent", forms_arg(req, "step"),
-	    ctx->fs.authreq, &psu_id) == -1) {
+	    ctx->fs.authreq, &psu_id) == -1 ||
+	    (flow = json_string_value(json_object_get(ctx->fs.request,
+	    "flow"))) == NULL) {
 		pages_message(req, 403, "error_title", "error_csrf");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
-	decision = forms_arg(req, "decision");
-	if (decision != NULL && strcmp(decision, "deny") == 0) {
-		oauth_redirect_error(req, ctx->fs.request, "access_denied",
-		    "The PSU denied the request.");
-		return (KORE_RESULT_OK);
-	}
-	if (decision == NULL || strcmp(decision, "approve") != 0) {
-		pages_message(req, 400, "error_title", "error_form");
-		return (KORE_RESULT_OK);
-	}
-	bits = consent_scope_bits(&ctx->fs);
-	n = consent_accounts(req, accounts, sizeof(accounts));
-	days = consent_days(req);
-	if (n < 0 || days < 0 || bits <= 0) {
-		pages_message(req, 400, "error_title", "error_form");
-		return (KORE_RESULT_OK);
-	}
-	if (consent_needs_accounts(bits) && n == 0) {
-		pages_message(req, 400, "error_title", "error_no_account");
-		return (KORE_RESULT_OK);
-	}
-	if ((session = consent_session(req)) == NULL) {
+	days = bits = 0;
+	accounts[0] = '\0';
+	if ((approve = consent_read(req, ctx, accounts, sizeof(accounts),
+	    &days, &bits)) == -1)
+		return (OAUTH_ANSWERED);
+	session = consent_session(req);
+	if (approve && session == NULL) {
 		pages_message(req, 401, "error_title", "error_session");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
-	if (oauth_new_secret(ctx->code, code_digest) == -1 ||
-	    crypto_uuid(consent_id) == -1 || crypto_uuid(family) == -1) {
+	if (forms_derive_secret("authcode", flow, ctx->code,
+	    code_digest) == -1 || crypto_uuid(consent_id) == -1 ||
+	    crypto_uuid(family) == -1) {
 		respond_server_error(req, "consent random");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
-	crypto_sha256(session, strlen(session), session_digest);
+	crypto_sha256(flow, strlen(flow), flow_digest);
+	crypto_sha256(session ? session : "", session ? strlen(session) : 0,
+	    session_digest);
 	oauth_scope_array(bits, scopes, sizeof(scopes));
-	cc = json_string_value(json_object_get(ctx->fs.request, "cc"));
 
-	db_query_begin(&ctx->q, req, sql_approve);
+	db_query_begin(&ctx->q, req, sql_decide);
+	db_param_bin(&ctx->q, flow_digest, sizeof(flow_digest));
+	db_param(&ctx->q, approve ? "true" : "false");
 	db_param_bin(&ctx->q, session_digest, sizeof(session_digest));
 	db_param_int(&ctx->q, app_cfg.session_idle);
 	db_param_int(&ctx->q, psu_id);
 	db_param(&ctx->q, json_string_value(json_object_get(ctx->fs.request,
-	    "c")));
+	    "client_id")));
 	db_param(&ctx->q, scopes);
-	db_param(&ctx->q, accounts);
+	db_param(&ctx->q, approve ? accounts : "{}");
 	db_param_int(&ctx->q, days);
 	db_param(&ctx->q, json_string_value(json_object_get(ctx->fs.request,
-	    "r")));
-	db_param(&ctx->q, cc);
+	    "redirect_uri")));
+	db_param(&ctx->q, json_string_value(json_object_get(ctx->fs.request,
+	    "code_challenge")));
 	db_param_bin(&ctx->q, code_digest, sizeof(code_digest));
 	db_param_int(&ctx->q, app_cfg.code_ttl);
 	db_param(&ctx->q, consent_id);
 	db_param(&ctx->q, family);
-	return (KORE_RESULT_RETRY);
+	return (OAUTH_QUERY);
 }
 
-static void
-consent_finish(struct http_request *req, struct consent_ctx *ctx)
+static enum oauth_next
+consent_finish(struct http_request *req, void *arg)
 {
-	const char	*outcome;
+	struct consent_ctx	*ctx = arg;
+	const char		*outcome;
 
 	outcome = db_value(&ctx->q, 0, 0);
-	if (strcmp(outcome, "ok") == 0) {
+	if (strcmp(outcome, "ok") == 0 ||
+	    strcmp(outcome, "repeat_code") == 0) {
 		oauth_redirect_code(req, ctx->fs.request, ctx->code);
+	} else if (strcmp(outcome, "denied") == 0 ||
+	    strcmp(outcome, "repeat_denied") == 0) {
+		oauth_redirect_error(req, ctx->fs.request, "access_denied",
+		    "The PSU denied the request.");
+	} else if (strcmp(outcome, "answered") == 0) {
+		pages_message(req, 200, "done_title", "consent_done");
 	} else if (strcmp(outcome, "no_session") == 0) {
 		pages_message(req, 401, "error_title", "error_session");
 	} else if (strcmp(outcome, "client_inactive") == 0) {
@@ -264,30 +304,20 @@ consent_finish(struct http_request *req, struct consent_ctx *ctx)
 	} else {
 		pages_message(req, 400, "error_title", "error_form");
 	}
+	return (OAUTH_ANSWERED);
 }
 
 int
 oauth_consent(struct http_request *req)
 {
 	struct consent_ctx	*ctx;
-	int			 rc;
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), consent_free);
-		if ((rc = consent_start(req, ctx)) != KORE_RESULT_RETRY)
-			return (rc);
+		if (consent_start(req, ctx) == OAUTH_ANSWERED)
+			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-
-	switch (db_query_poll(&ctx->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		respond_server_error(req, "consent approve");
-		return (KORE_RESULT_OK);
-	case DB_READY:
-		break;
-	}
-	consent_finish(req, ctx);
-	return (KORE_RESULT_OK);
+	return (oauth_finish(req, &ctx->q, consent_finish, ctx,
+	    "consent decision"));
 }

@@ -15,8 +15,10 @@
 #include "api/peer.h"
 #include "api/respond.h"
 #include "app/app.h"
+#include "common/crypto.h"
 #include "db/db.h"
 #include "oauth/login.h"
+#include "oauth/oauth.h"
 #include "oauth/password_task.h"
 #include "web/forms.h"
 #include "web/pages.h"
@@ -55,15 +57,17 @@ login_free(struct http_request *req)
 
 /*
  * A fresh login page for request (an OAuth request, or {"next": path} for
- * the bank's own pages): the request is sealed into the form, nothing is
- * written to the database.
+ * the bank's own pages): the request, with a random flow id, is sealed
+ * into the form, nothing is written to the database.
  */
 void
 login_page_new(struct http_request *req, json_t *request)
 {
-	char	authreq[FORMS_TOKEN_MAX], csrf[FORMS_TOKEN_MAX];
+	char	authreq[FORMS_TOKEN_MAX], csrf[FORMS_TOKEN_MAX], flow[37];
 
-	if (forms_seal_authreq(request, authreq, sizeof(authreq)) == -1 ||
+	if (crypto_uuid(flow) == -1 ||
+	    json_object_set_new(request, "flow", json_string(flow)) == -1 ||
+	    forms_seal_authreq(request, authreq, sizeof(authreq)) == -1 ||
 	    forms_csrf_issue(req, authreq, csrf, sizeof(csrf)) == -1) {
 		respond_server_error(req, "login seal");
 		return;
@@ -87,7 +91,12 @@ login_page(struct http_request *req, int status, struct form_state *fs,
 	    "error", error_key ? pages_text(req, error_key) : NULL));
 }
 
-static int
+/*
+ * The password step changes nothing when it succeeds (no session, no
+ * row): a repeated post checks the password again and shows the TOTP
+ * page again, the result of the first post.
+ */
+static enum oauth_next
 login_start(struct http_request *req, struct login_ctx *ctx)
 {
 	const char	*username, *password;
@@ -96,21 +105,21 @@ login_start(struct http_request *req, struct login_ctx *ctx)
 	http_populate_post(req);
 	if (forms_verify(req, &ctx->fs) == -1) {
 		pages_message(req, 403, "error_title", "error_csrf");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
 	username = forms_arg(req, "username");
 	password = forms_arg(req, "password");
 	if (username == NULL || password == NULL || *username == '\0' ||
 	    *password == '\0') {
 		login_page(req, 401, &ctx->fs, "error_login");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
 	db_query_begin(&ctx->q, req, sql_lookup);
 	db_param(&ctx->q, username);
 	db_param(&ctx->q, peer_addr(req, addr, sizeof(addr)));
 	db_param_int(&ctx->q, app_cfg.login_rate_per_minute);
 	ctx->phase = LOGIN_LOOKUP;
-	return (KORE_RESULT_RETRY);
+	return (OAUTH_QUERY);
 }
 
 static void
@@ -135,16 +144,33 @@ login_finish(struct http_request *req, struct login_ctx *ctx,
 	otp_page(req, 200, &ctx->fs, step, NULL);
 }
 
-static int
-login_step(struct http_request *req, struct login_ctx *ctx)
+/* The verdict of the password task is in: record the factor's outcome. */
+static void
+login_factor_begin(struct http_request *req, struct login_ctx *ctx)
 {
-	const char	*hash;
+	/* Unknown users take the same round trip (no timing hint). */
+	db_query_begin(&ctx->q, req, sql_factor);
+	if (ctx->psu_id == 0)
+		db_param(&ctx->q, NULL);
+	else
+		db_param_int(&ctx->q, ctx->psu_id);
+	db_param(&ctx->q, ctx->password_ok ? "true" : "false");
+	db_param_int(&ctx->q, app_cfg.login_max_failures);
+	db_param_int(&ctx->q, app_cfg.login_lock_seconds);
+	ctx->phase = LOGIN_OUTCOME;
+}
+
+static enum oauth_next
+login_step(struct http_request *req, void *arg)
+{
+	struct login_ctx	*ctx = arg;
+	const char		*hash;
 
 	switch (ctx->phase) {
 	case LOGIN_LOOKUP:
 		if (!db_bool(&ctx->q, 0, 0)) {
 			pages_message(req, 429, "error_title", "error_rate");
-			return (KORE_RESULT_OK);
+			return (OAUTH_ANSWERED);
 		}
 		ctx->psu_id = db_is_null(&ctx->q, 0, 1) ? 0 :
 		    db_int(&ctx->q, 0, 1);
@@ -153,33 +179,32 @@ login_step(struct http_request *req, struct login_ctx *ctx)
 		    forms_arg(req, "password"));
 		db_query_end(&ctx->q);
 		ctx->phase = LOGIN_PASSWORD;
-		return (KORE_RESULT_RETRY);
-	case LOGIN_PASSWORD:
-		switch (password_job_poll(&ctx->pw)) {
-		case PASSWORD_PENDING:
-			return (KORE_RESULT_RETRY);
-		case PASSWORD_MATCH:
-			ctx->password_ok = 1;
-			break;
-		case PASSWORD_MISMATCH:
-			ctx->password_ok = 0;
-			break;
-		}
-		/* Unknown users take the same round trip (no timing hint). */
-		db_query_begin(&ctx->q, req, sql_factor);
-		if (ctx->psu_id == 0)
-			db_param(&ctx->q, NULL);
-		else
-			db_param_int(&ctx->q, ctx->psu_id);
-		db_param(&ctx->q, ctx->password_ok ? "true" : "false");
-		db_param_int(&ctx->q, app_cfg.login_max_failures);
-		db_param_int(&ctx->q, app_cfg.login_lock_seconds);
-		ctx->phase = LOGIN_OUTCOME;
-		return (KORE_RESULT_RETRY);
+		return (OAUTH_WAIT);
 	case LOGIN_OUTCOME:
 		login_finish(req, ctx, db_value(&ctx->q, 0, 0));
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
+	case LOGIN_PASSWORD:
+		break;
 	}
+	respond_server_error(req, "login phase");
+	return (OAUTH_ANSWERED);
+}
+
+/* Re-entered while the password task runs; RETRY until its verdict. */
+static int
+login_password_wait(struct http_request *req, struct login_ctx *ctx)
+{
+	switch (password_job_poll(&ctx->pw)) {
+	case PASSWORD_PENDING:
+		return (KORE_RESULT_RETRY);
+	case PASSWORD_MATCH:
+		ctx->password_ok = 1;
+		break;
+	case PASSWORD_MISMATCH:
+		ctx->password_ok = 0;
+		break;
+	}
+	login_factor_begin(req, ctx);
 	return (KORE_RESULT_OK);
 }
 
@@ -187,31 +212,15 @@ int
 oauth_login(struct http_request *req)
 {
 	struct login_ctx	*ctx;
-	int			 rc;
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), login_free);
-		if ((rc = login_start(req, ctx)) != KORE_RESULT_RETRY)
-			return (rc);
+		if (login_start(req, ctx) == OAUTH_ANSWERED)
+			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-
-	for (;;) {
-		if (ctx->phase != LOGIN_PASSWORD) {
-			switch (db_query_poll(&ctx->q)) {
-			case DB_PENDING:
-				return (KORE_RESULT_RETRY);
-			case DB_FAILED:
-				respond_server_error(req, "login query");
-				return (KORE_RESULT_OK);
-			case DB_READY:
-				break;
-			}
-		}
-		rc = login_step(req, ctx);
-		if (rc != KORE_RESULT_RETRY)
-			return (rc);
-		if (ctx->phase == LOGIN_PASSWORD)
-			return (KORE_RESULT_RETRY);
-	}
+	if (ctx->phase == LOGIN_PASSWORD &&
+	    login_password_wait(req, ctx) == KORE_RESULT_RETRY)
+		return (KORE_RESULT_RETRY);
+	return (oauth_finish(req, &ctx->q, login_step, ctx, "login query"));
 }

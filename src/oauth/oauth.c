@@ -3,6 +3,8 @@
  */
 #include <sys/types.h>
 
+#include <stdint.h>
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -115,8 +117,8 @@ oauth_redirect(struct http_request *req, json_t *request, const char *n1,
 	struct kore_buf	*buf;
 	const char	*uri, *state;
 
-	uri = json_string_value(json_object_get(request, "r"));
-	state = json_string_value(json_object_get(request, "s"));
+	uri = json_string_value(json_object_get(request, "redirect_uri"));
+	state = json_string_value(json_object_get(request, "state"));
 	buf = kore_buf_alloc(512);
 	kore_buf_append(buf, uri, strlen(uri));
 	oauth_append_param(buf, n1, v1);
@@ -179,4 +181,51 @@ oauth_basic_credentials(struct http_request *req, char *id, size_t idlen,
 	if (form_decode(colon + 1, strlen(colon + 1), secret, secretlen) <= 0)
 		return (-1);
 	return (0);
+}
+
+/* The raw query string or form body: what Kore's parsing would split. */
+static char *
+oauth_raw_params(struct http_request *req, size_t *len)
+{
+	char	*raw;
+	ssize_t	 n;
+
+	if (req->method == HTTP_METHOD_GET) {
+		if (req->query_string == NULL)
+			return (NULL);
+		*len = strlen(req->query_string);
+		return (kore_strdup(req->query_string));
+	}
+	if (req->content_length == 0 || req->content_length > SIZE_MAX - 1)
+		return (NULL);
+	raw = kore_malloc(req->content_length + 1);
+	*len = 0;
+	while (*len < req->content_length) {
+		n = http_body_read(req, raw + *len,
+		    req->content_length - *len);
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+	}
+	raw[*len] = '\0';
+	(void)http_body_rewind(req);
+	return (raw);
+}
+
+const char *
+oauth_repeated_param(struct http_request *req, const char *const *names)
+{
+	const char	*found;
+	char		*raw;
+	size_t		 len, i;
+
+	if ((raw = oauth_raw_params(req, &len)) == NULL)
+		return (NULL);
+	found = NULL;
+	for (i = 0; names[i] != NULL && found == NULL; i++) {
+		if (form_count(raw, len, names[i]) > 1)
+			found = names[i];
+	}
+	kore_free(raw);
+	return (found);
 }

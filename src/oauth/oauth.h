@@ -1,6 +1,18 @@
 /*
- * Pieces shared by the authorisation endpoints: scopes, error redirects
- * and the random values handed to TPPs.
+ * Pieces shared by the authorisation endpoints: scopes, error redirects,
+ * the random values handed to TPPs, repeated parameters and the driver of
+ * the handlers' queries.
+ *
+ * The authorisation request travels sealed in the PSU's forms
+ * (forms_seal_authreq) as a JSON object with these keys:
+ *	client_id, redirect_uri	as registered (checked at authorize)
+ *	state			as sent, absent when none was sent
+ *	scope			the granted scopes, canonical order
+ *	code_challenge		S256 challenge, absent without PKCE
+ *	tpp_name, tpp_org	the TPP, for the pages
+ *	flow			random id of this request (login_page_new):
+ *				one request gets one login and one decision
+ * or, for the bank's own pages, {"next": path, "flow": id}.
  */
 #ifndef PSD2_OAUTH_H
 #define PSD2_OAUTH_H
@@ -11,6 +23,7 @@
 #include <jansson.h>
 
 struct http_request;
+struct db_query;
 
 #define OAUTH_SCOPE_FUND	0x01
 #define OAUTH_SCOPE_AIS		0x02
@@ -37,5 +50,31 @@ int	oauth_new_secret(char [37], uint8_t [32]);
 /* HTTP Basic client credentials (RFC 6749 2.3.1, form-decoded). */
 int	oauth_basic_credentials(struct http_request *, char *, size_t,
 	    char *, size_t);
+
+/*
+ * The first of names (NULL-terminated) that the request carries more than
+ * once (RFC 6749 3.1, 3.2), in its query string (GET) or form body (POST,
+ * before http_populate_post), however spelled and even when a validator
+ * would drop one of the values; NULL when none is repeated.
+ */
+const char	*oauth_repeated_param(struct http_request *,
+		    const char *const *);
+
+/* What a step of a handler did; see oauth_finish. */
+enum oauth_next {
+	OAUTH_ANSWERED,		/* the answer was sent */
+	OAUTH_QUERY,		/* a query was started: poll it */
+	OAUTH_WAIT		/* a task runs: the handler is re-entered */
+};
+
+typedef enum oauth_next	(*oauth_step)(struct http_request *, void *);
+
+/*
+ * Drives the query q of a handler: each result goes to step, which
+ * answers or starts the next query (or a task); a failed query is
+ * answered with the spec's 500 body naming what. A Kore handler result.
+ */
+int	oauth_finish(struct http_request *, struct db_query *, oauth_step,
+	    void *, const char *);
 
 #endif

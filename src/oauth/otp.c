@@ -2,6 +2,13 @@
  * POST /auth/login/otp: the second factor, a TOTP code (RFC 6238), each
  * code accepted once per PSU. Success opens a browser session (idle
  * timeout, RTS Art. 4(3)(d)) and shows the consent page.
+ *
+ * Single-use: the session id is derived from the flow and the PSU
+ * (forms_derive_secret), and the flow's accepted time step is recorded
+ * (auth_flow). The same form posted again with the same code (a double
+ * click, the back button) is recognised as a repeat: no failure counted,
+ * no second session, the same cookie and the same next page; a repeat
+ * after the session has ended says so.
  */
 #include <sys/types.h>
 
@@ -17,6 +24,7 @@
 
 #include "api/respond.h"
 #include "app/app.h"
+#include "common/crypto.h"
 #include "common/encoding.h"
 #include "common/secretbox.h"
 #include "common/totp.h"
@@ -40,17 +48,43 @@ struct otp_ctx {
 	struct db_query		q;
 	long long		psu_id;
 	char			session[37];
+	uint8_t			session_digest[32];
+	uint8_t			flow_digest[32];
 };
 
 static const char sql_seed[] =
-    "SELECT username, totp_box, totp_last_step FROM psu WHERE id = $1";
+    "SELECT p.username, p.totp_box, f.totp_step "
+    "FROM psu p LEFT JOIN auth_flow f ON f.flow_hash = $2 "
+    "AND f.psu_id = p.id AND f.expires_at > now() WHERE p.id = $1";
 static const char sql_outcome[] =
-    "SELECT login_totp($1, $2, $3, $4, $5, $6)";
+    "SELECT login_totp_flow($1, $2, $3, $4, $5, $6, $7, $8)";
 static const char sql_accounts[] =
     "SELECT resource_id, iban, name, currency FROM account "
     "WHERE psu_id = $1 ORDER BY id";
 
 static int	otp_next_page(struct http_request *, struct otp_ctx *);
+
+/* The time step this flow's TOTP step accepted, or -1. */
+static long long
+otp_flow_step(struct otp_ctx *ctx)
+{
+	return (db_is_null(&ctx->q, 0, 2) ? -1 : db_int(&ctx->q, 0, 2));
+}
+
+/* code is the one of step (a repeat of the accepted post). */
+static int
+otp_is_step(const uint8_t *seed, size_t len, const char code[7],
+    long long step)
+{
+	uint32_t	value;
+	char		expect[16];
+
+	if (step < 0 || (value = totp_hotp(seed, len, (uint64_t)step,
+	    TOTP_DIGITS)) == TOTP_ERROR)
+		return (0);
+	(void)snprintf(expect, sizeof(expect), "%06u", (unsigned int)value);
+	return (crypto_equal(expect, code, 6));
+}
 
 static void
 otp_free(struct http_request *req)
@@ -60,6 +94,7 @@ otp_free(struct http_request *req)
 	db_query_end(&ctx->q);
 	forms_clear(&ctx->fs);
 	OPENSSL_cleanse(ctx->session, sizeof(ctx->session));
+	OPENSSL_cleanse(ctx->session_digest, sizeof(ctx->session_digest));
 }
 
 void
@@ -94,13 +129,19 @@ otp_normalise(const char *in, char out[7])
 	return (n == 6 ? 0 : -1);
 }
 
-/* The matched time step, or -1. */
+/*
+ * The time step the code matches, or -1: the step this flow accepted
+ * before (a repeat, at any time while the flow lives), else a step of the
+ * window around now, fresh or not; login_totp_flow decides under the
+ * PSU's lock, so a repeat racing the first post is recognised too.
+ */
 static long long
 otp_match(struct http_request *req, struct otp_ctx *ctx)
 {
 	uint8_t		seed[64];
 	char		aad[128], code[7];
 	int64_t		matched;
+	long long	flow_step;
 	int		len, ok;
 
 	if (db_rows(&ctx->q) != 1 ||
@@ -114,40 +155,54 @@ otp_match(struct http_request *req, struct otp_ctx *ctx)
 		    ctx->psu_id);
 		return (-1);
 	}
-	ok = totp_verify(seed, (size_t)len, code, (int64_t)time(NULL),
-	    db_int(&ctx->q, 0, 2), &matched);
+	flow_step = otp_flow_step(ctx);
+	if (otp_is_step(seed, (size_t)len, code, flow_step)) {
+		OPENSSL_cleanse(seed, sizeof(seed));
+		return (flow_step);
+	}
+	ok = totp_verify(seed, (size_t)len, code, (int64_t)time(NULL), -1,
+	    &matched);
 	OPENSSL_cleanse(seed, sizeof(seed));
 	return (ok == 1 ? (long long)matched : -1);
 }
 
-static int
+static enum oauth_next
 otp_start(struct http_request *req, struct otp_ctx *ctx)
 {
+	const char	*flow;
+	char		 input[128];
+
 	http_populate_post(req);
 	if (forms_verify(req, &ctx->fs) == -1 ||
 	    forms_open_step("pwok", forms_arg(req, "step"), ctx->fs.authreq,
-	    &ctx->psu_id) == -1) {
+	    &ctx->psu_id) == -1 ||
+	    (flow = json_string_value(json_object_get(ctx->fs.request,
+	    "flow"))) == NULL) {
 		pages_message(req, 403, "error_title", "error_csrf");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
+	}
+	crypto_sha256(flow, strlen(flow), ctx->flow_digest);
+	(void)snprintf(input, sizeof(input), "%s:%lld", flow, ctx->psu_id);
+	if (forms_derive_secret("psu-session", input, ctx->session,
+	    ctx->session_digest) == -1) {
+		respond_server_error(req, "otp session");
+		return (OAUTH_ANSWERED);
 	}
 	db_query_begin(&ctx->q, req, sql_seed);
 	db_param_int(&ctx->q, ctx->psu_id);
+	db_param_bin(&ctx->q, ctx->flow_digest, sizeof(ctx->flow_digest));
 	ctx->phase = OTP_SEED;
-	return (KORE_RESULT_RETRY);
+	return (OAUTH_QUERY);
 }
 
-static void
+static enum oauth_next
 otp_check(struct http_request *req, struct otp_ctx *ctx)
 {
-	uint8_t		digest[32];
 	long long	step;
 
 	step = otp_match(req, ctx);
-	if (oauth_new_secret(ctx->session, digest) == -1) {
-		respond_server_error(req, "otp session");
-		return;
-	}
 	db_query_begin(&ctx->q, req, sql_outcome);
+	db_param_bin(&ctx->q, ctx->flow_digest, sizeof(ctx->flow_digest));
 	db_param_int(&ctx->q, ctx->psu_id);
 	if (step < 0)
 		db_param(&ctx->q, NULL);
@@ -155,12 +210,15 @@ otp_check(struct http_request *req, struct otp_ctx *ctx)
 		db_param_int(&ctx->q, step);
 	db_param_int(&ctx->q, app_cfg.login_max_failures);
 	db_param_int(&ctx->q, app_cfg.login_lock_seconds);
-	db_param_bin(&ctx->q, digest, sizeof(digest));
+	db_param_bin(&ctx->q, ctx->session_digest,
+	    sizeof(ctx->session_digest));
 	db_param_int(&ctx->q, app_cfg.session_idle);
+	db_param_int(&ctx->q, FORMS_AUTHREQ_TTL);
 	ctx->phase = OTP_OUTCOME;
+	return (OAUTH_QUERY);
 }
 
-static int
+static enum oauth_next
 otp_outcome(struct http_request *req, struct otp_ctx *ctx)
 {
 	const char	*outcome;
@@ -168,21 +226,25 @@ otp_outcome(struct http_request *req, struct otp_ctx *ctx)
 	outcome = db_value(&ctx->q, 0, 0);
 	if (strcmp(outcome, "locked") == 0) {
 		pages_message(req, 403, "locked_title", "locked");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
+	}
+	if (strcmp(outcome, "expired") == 0) {
+		pages_message(req, 401, "error_title", "error_session");
+		return (OAUTH_ANSWERED);
 	}
 	if (strcmp(outcome, "ok") != 0) {
 		otp_page(req, 401, &ctx->fs, forms_arg(req, "step"),
 		    "error_login");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
 	respond_set_cookie(req, FORMS_SESSION_COOKIE, ctx->session, "/auth",
 	    app_cfg.session_idle * 12);
 	if (otp_next_page(req, ctx))
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	db_query_begin(&ctx->q, req, sql_accounts);
 	db_param_int(&ctx->q, ctx->psu_id);
 	ctx->phase = OTP_ACCOUNTS;
-	return (KORE_RESULT_RETRY);
+	return (OAUTH_QUERY);
 }
 
 /*
@@ -205,42 +267,34 @@ otp_next_page(struct http_request *req, struct otp_ctx *ctx)
 	return (1);
 }
 
+static enum oauth_next
+otp_step(struct http_request *req, void *arg)
+{
+	struct otp_ctx	*ctx = arg;
+
+	switch (ctx->phase) {
+	case OTP_SEED:
+		return (otp_check(req, ctx));
+	case OTP_OUTCOME:
+		return (otp_outcome(req, ctx));
+	case OTP_ACCOUNTS:
+		consent_page(req, &ctx->fs, ctx->psu_id, &ctx->q);
+		return (OAUTH_ANSWERED);
+	}
+	respond_server_error(req, "otp phase");
+	return (OAUTH_ANSWERED);
+}
+
 int
 oauth_login_otp(struct http_request *req)
 {
 	struct otp_ctx	*ctx;
-	int		 rc;
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), otp_free);
-		if ((rc = otp_start(req, ctx)) != KORE_RESULT_RETRY)
-			return (rc);
+		if (otp_start(req, ctx) == OAUTH_ANSWERED)
+			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-
-	for (;;) {
-		switch (db_query_poll(&ctx->q)) {
-		case DB_PENDING:
-			return (KORE_RESULT_RETRY);
-		case DB_FAILED:
-			respond_server_error(req, "otp query");
-			return (KORE_RESULT_OK);
-		case DB_READY:
-			break;
-		}
-		switch (ctx->phase) {
-		case OTP_SEED:
-			otp_check(req, ctx);
-			if (ctx->phase != OTP_OUTCOME)
-				return (KORE_RESULT_OK);
-			break;
-		case OTP_OUTCOME:
-			if (otp_outcome(req, ctx) == KORE_RESULT_OK)
-				return (KORE_RESULT_OK);
-			break;
-		case OTP_ACCOUNTS:
-			consent_page(req, &ctx->fs, ctx->psu_id, &ctx->q);
-			return (KORE_RESULT_OK);
-		}
-	}
+	return (oauth_finish(req, &ctx->q, otp_step, ctx, "otp query"));
 }

@@ -15,6 +15,7 @@
 #include "api/respond.h"
 #include "common/crypto.h"
 #include "db/db.h"
+#include "oauth/oauth.h"
 #include "oauth/token.h"
 
 int	oauth_revoke(struct http_request *);
@@ -35,7 +36,11 @@ revoke_free(struct http_request *req)
 	OPENSSL_cleanse(ctx, sizeof(*ctx));
 }
 
-static int
+static const char *const revoke_params[] = {
+	"token", "token_type_hint", NULL
+};
+
+static enum oauth_next
 revoke_begin(struct http_request *req, struct revoke_ctx *ctx)
 {
 	const char	*token;
@@ -43,19 +48,42 @@ revoke_begin(struct http_request *req, struct revoke_ctx *ctx)
 
 	if (token_client_check(req, &ctx->q, ctx->client_id,
 	    ctx->secret) < 0)
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	token = NULL;
 	if (!http_argument_get_string(req, "token", &token)) {
 		respond_oauth_error(req, 400, "invalid_request",
 		    "token is required.");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
 	crypto_sha256(token, strlen(token), digest);
 	db_query_begin(&ctx->q, req, "SELECT oauth_revoke($1, $2)");
 	db_param_bin(&ctx->q, digest, sizeof(digest));
 	db_param(&ctx->q, ctx->client_id);
 	ctx->revoking = 1;
-	return (KORE_RESULT_RETRY);
+	return (OAUTH_QUERY);
+}
+
+static enum oauth_next
+revoke_step(struct http_request *req, void *arg)
+{
+	struct revoke_ctx	*ctx = arg;
+
+	if (!ctx->revoking)
+		return (revoke_begin(req, ctx));
+	respond_raw(req, 200, NULL, NULL, 0);
+	return (OAUTH_ANSWERED);
+}
+
+static enum oauth_next
+revoke_start(struct http_request *req, struct revoke_ctx *ctx)
+{
+	if (token_params_once(req, revoke_params) == -1)
+		return (OAUTH_ANSWERED);
+	http_populate_post(req);
+	if (token_client_begin(req, &ctx->q, ctx->client_id,
+	    sizeof(ctx->client_id), ctx->secret, sizeof(ctx->secret)) == -1)
+		return (OAUTH_ANSWERED);
+	return (OAUTH_QUERY);
 }
 
 int
@@ -65,29 +93,9 @@ oauth_revoke(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), revoke_free);
-		http_populate_post(req);
-		if (token_client_begin(req, &ctx->q, ctx->client_id,
-		    sizeof(ctx->client_id), ctx->secret,
-		    sizeof(ctx->secret)) == -1)
+		if (revoke_start(req, ctx) == OAUTH_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-
-	for (;;) {
-		switch (db_query_poll(&ctx->q)) {
-		case DB_PENDING:
-			return (KORE_RESULT_RETRY);
-		case DB_FAILED:
-			respond_server_error(req, "revoke query");
-			return (KORE_RESULT_OK);
-		case DB_READY:
-			break;
-		}
-		if (ctx->revoking) {
-			respond_raw(req, 200, NULL, NULL, 0);
-			return (KORE_RESULT_OK);
-		}
-		if (revoke_begin(req, ctx) != KORE_RESULT_RETRY)
-			return (KORE_RESULT_OK);
-	}
+	return (oauth_finish(req, &ctx->q, revoke_step, ctx, "revoke query"));
 }

@@ -1,10 +1,12 @@
 /*
  * POST /auth/oauth/token (spec 4.2, 4.3; RFC 6749 4.1.3, 6 and 5.2).
  *
- * Two round trips: the client (secret digest compared here, in constant
- * time) and the grant (one SQL function, one durable transaction).
- * Client secrets are 128-bit random values the bank generates, so their
- * SHA-256 is enough and keeps this hot path off argon2.
+ * Two round trips: the client (its stored secret checked here, in
+ * constant time) and the grant (one SQL function, one durable
+ * transaction). Client secrets are stored salted and keyed with HMAC
+ * (src/common/client_secret.h): operators may choose them, and HMAC keeps
+ * this hot path at microseconds where argon2 would need a task per call.
+ * A parameter sent twice is invalid_request (RFC 6749 3.2).
  */
 #include <sys/types.h>
 
@@ -19,6 +21,7 @@
 #include "api/peer.h"
 #include "api/respond.h"
 #include "app/app.h"
+#include "common/client_secret.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "db/db.h"
@@ -67,11 +70,6 @@ token_free(struct http_request *req)
 	OPENSSL_cleanse(ctx, sizeof(*ctx));
 }
 
-/*
- * Client authentication, shared with the revoke endpoint: Basic
- * credentials, an optional body client_id that must agree, then the
- * lookup (which also counts the address against the rate limit).
- */
 /* Basic credentials and an optional body client_id that must agree. */
 static int
 token_client_credentials(struct http_request *req, char *client_id,
@@ -110,7 +108,7 @@ token_client_begin(struct http_request *req, struct db_query *q,
 	    secretlen) == -1)
 		return (-1);
 	db_query_begin(q, req, "SELECT rate_ok, secret_hash, access_ttl, "
-	    "active FROM token_client($1, $2, $3)");
+	    "active, secret_salt, secret_key_id FROM token_client($1, $2, $3)");
 	db_param(q, client_id);
 	db_param(q, peer_addr(req, addr, sizeof(addr)));
 	db_param_int(q, app_cfg.token_rate_per_minute);
@@ -165,15 +163,48 @@ token_client_cached(struct http_request *req, const char *client_id,
 	return ((long long)json_integer_value(json_object_get(row, "ttl")));
 }
 
+/* A bytea column of the client row, unescaped (PQfreemem), or NULL. */
+static unsigned char *
+token_client_bytes(struct db_query *q, int col, size_t *len)
+{
+	*len = 0;
+	if (db_is_null(q, 0, col))
+		return (NULL);
+	return (PQunescapeBytea((const unsigned char *)db_value(q, 0, col),
+	    len));
+}
+
+/* The presented secret against the row (either stored form). */
+static int
+token_client_secret_ok(struct db_query *q, const char *client_id,
+    const uint8_t digest[32])
+{
+	unsigned char	*stored, *salt;
+	size_t		 storedlen, saltlen;
+	const char	*key_id;
+	int		 ok;
+
+	if (db_is_null(q, 0, 1) || !db_bool(q, 0, 3))
+		return (0);
+	key_id = db_is_null(q, 0, 5) ? NULL : db_value(q, 0, 5);
+	stored = token_client_bytes(q, 1, &storedlen);
+	salt = token_client_bytes(q, 4, &saltlen);
+	ok = client_secret_verify(&app_client_keys, key_id, salt, saltlen,
+	    stored, storedlen, digest);
+	if (ok && key_id == NULL)
+		kore_log(LOG_NOTICE, "client %s: secret stored unsalted; "
+		    "run psd2ctl tpp rehash", client_id);
+	PQfreemem(stored);
+	PQfreemem(salt);
+	return (ok);
+}
+
 /* Access ttl of the authenticated client, or -1 (answer sent). */
 long long
 token_client_check(struct http_request *req, struct db_query *q,
     const char *client_id, const char *secret)
 {
 	uint8_t		 digest[32];
-	size_t		 len;
-	unsigned char	*stored;
-	int		 ok;
 
 	if (!db_bool(q, 0, 0)) {
 		http_response_header(req, "retry-after", "60");
@@ -182,21 +213,28 @@ token_client_check(struct http_request *req, struct db_query *q,
 		return (-1);
 	}
 	crypto_sha256(secret, strlen(secret), digest);
-	ok = 0;
-	if (!db_is_null(q, 0, 1) && db_bool(q, 0, 3)) {
-		stored = PQunescapeBytea((const unsigned char *)
-		    db_value(q, 0, 1), &len);
-		ok = stored != NULL && len == sizeof(digest) &&
-		    crypto_equal(stored, digest, sizeof(digest));
-		PQfreemem(stored);
-	}
-	if (!ok) {
+	if (!token_client_secret_ok(q, client_id, digest)) {
 		respond_oauth_error(req, 401, "invalid_client",
 		    "Client authentication failed.");
 		return (-1);
 	}
 	token_client_remember(client_id, digest, db_int(q, 0, 2));
+	OPENSSL_cleanse(digest, sizeof(digest));
 	return (db_int(q, 0, 2));
+}
+
+/* 0, or -1 when a parameter is repeated (RFC 6749 3.2; answer sent). */
+int
+token_params_once(struct http_request *req, const char *const *names)
+{
+	const char	*name;
+	char		 text[96];
+
+	if ((name = oauth_repeated_param(req, names)) == NULL)
+		return (0);
+	(void)snprintf(text, sizeof(text), "%s must not be repeated.", name);
+	respond_oauth_error(req, 400, "invalid_request", text);
+	return (-1);
 }
 
 /* RFC 8705: the client certificate thumbprint, or NULL (030_tpp.sql). */
@@ -289,7 +327,7 @@ token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
 	return (0);
 }
 
-static int
+static enum oauth_next
 token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 {
 	const char	*grant_type;
@@ -300,26 +338,26 @@ token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 	if (grant_type == NULL) {
 		respond_oauth_error(req, 400, "invalid_request",
 		    "grant_type is required.");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
 	if (oauth_new_secret(ctx->access, access) == -1 ||
 	    oauth_new_secret(ctx->refresh, refresh) == -1) {
 		respond_server_error(req, "token random");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
 	if (strcmp(grant_type, "authorization_code") == 0) {
 		if (token_grant_code(req, ctx, ttl, access, refresh) == -1)
-			return (KORE_RESULT_OK);
+			return (OAUTH_ANSWERED);
 	} else if (strcmp(grant_type, "refresh_token") == 0) {
 		if (token_grant_refresh(req, ctx, ttl, access, refresh) == -1)
-			return (KORE_RESULT_OK);
+			return (OAUTH_ANSWERED);
 	} else {
 		respond_oauth_error(req, 400, "unsupported_grant_type",
 		    "grant_type must be authorization_code or refresh_token.");
-		return (KORE_RESULT_OK);
+		return (OAUTH_ANSWERED);
 	}
 	ctx->phase = TOKEN_GRANT;
-	return (KORE_RESULT_RETRY);
+	return (OAUTH_QUERY);
 }
 
 static void
@@ -342,50 +380,59 @@ token_answer(struct http_request *req, struct token_ctx *ctx)
 	    "scope", db_value(&ctx->q, 0, 1)));
 }
 
+static const char *const token_params[] = {
+	"grant_type", "code", "redirect_uri", "client_id", "code_verifier",
+	"refresh_token", "scope", NULL
+};
+
+static enum oauth_next
+token_start(struct http_request *req, struct token_ctx *ctx)
+{
+	long long	ttl;
+
+	if (token_params_once(req, token_params) == -1)
+		return (OAUTH_ANSWERED);
+	http_populate_post(req);
+	if (token_client_credentials(req, ctx->client_id,
+	    sizeof(ctx->client_id), ctx->secret, sizeof(ctx->secret)) == -1)
+		return (OAUTH_ANSWERED);
+	ttl = token_client_cached(req, ctx->client_id, ctx->secret);
+	if (ttl < 0)
+		return (OAUTH_ANSWERED);
+	if (ttl > 0)
+		return (token_grant(req, ctx, ttl));
+	if (token_client_begin(req, &ctx->q, ctx->client_id,
+	    sizeof(ctx->client_id), ctx->secret, sizeof(ctx->secret)) == -1)
+		return (OAUTH_ANSWERED);
+	return (OAUTH_QUERY);
+}
+
+static enum oauth_next
+token_step(struct http_request *req, void *arg)
+{
+	struct token_ctx	*ctx = arg;
+	long long		 ttl;
+
+	if (ctx->phase == TOKEN_GRANT) {
+		token_answer(req, ctx);
+		return (OAUTH_ANSWERED);
+	}
+	ttl = token_client_check(req, &ctx->q, ctx->client_id, ctx->secret);
+	if (ttl < 0)
+		return (OAUTH_ANSWERED);
+	return (token_grant(req, ctx, ttl));
+}
+
 int
 oauth_token(struct http_request *req)
 {
 	struct token_ctx	*ctx;
-	long long		 ttl;
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), token_free);
-		http_populate_post(req);
-		if (token_client_credentials(req, ctx->client_id,
-		    sizeof(ctx->client_id), ctx->secret,
-		    sizeof(ctx->secret)) == -1)
+		if (token_start(req, ctx) == OAUTH_ANSWERED)
 			return (KORE_RESULT_OK);
-		ttl = token_client_cached(req, ctx->client_id, ctx->secret);
-		if (ttl < 0)
-			return (KORE_RESULT_OK);
-		if (ttl > 0) {
-			if (token_grant(req, ctx, ttl) != KORE_RESULT_RETRY)
-				return (KORE_RESULT_OK);
-		} else if (token_client_begin(req, &ctx->q, ctx->client_id,
-		    sizeof(ctx->client_id), ctx->secret,
-		    sizeof(ctx->secret)) == -1) {
-			return (KORE_RESULT_OK);
-		}
 	}
 	ctx = http_state_get(req);
-
-	for (;;) {
-		switch (db_query_poll(&ctx->q)) {
-		case DB_PENDING:
-			return (KORE_RESULT_RETRY);
-		case DB_FAILED:
-			respond_server_error(req, "token query");
-			return (KORE_RESULT_OK);
-		case DB_READY:
-			break;
-		}
-		if (ctx->phase == TOKEN_GRANT) {
-			token_answer(req, ctx);
-			return (KORE_RESULT_OK);
-		}
-		ttl = token_client_check(req, &ctx->q, ctx->client_id,
-		    ctx->secret);
-		if (ttl < 0 || token_grant(req, ctx, ttl) != KORE_RESULT_RETRY)
-			return (KORE_RESULT_OK);
-	}
+	return (oauth_finish(req, &ctx->q, token_step, ctx, "token query"));
 }

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
 #include <kore.h>
 #include <http.h>
 
@@ -14,6 +16,7 @@
 #include "app/app.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
+#include "common/keyring.h"
 #include "common/sealed.h"
 #include "web/forms.h"
 
@@ -96,6 +99,33 @@ forms_csrf_issue(struct http_request *req, const char *authreq, char *out,
 	if (sealed_make(&app_form_keys, "csrf", binding,
 	    forms_now() + FORMS_AUTHREQ_TTL, out, outlen) < 0)
 		return (-1);
+	return (0);
+}
+
+int
+forms_derive_secret(const char *purpose, const char *input, char out[37],
+    uint8_t digest[32])
+{
+	const struct keyring_key	*k;
+	struct kore_buf			*msg;
+	uint8_t				 mac[32];
+	int				 rc;
+
+	if ((k = keyring_current(&app_form_keys)) == NULL)
+		return (-1);
+	msg = kore_buf_alloc(128);
+	kore_buf_append(msg, "derive", 7);
+	kore_buf_append(msg, purpose, strlen(purpose) + 1);
+	kore_buf_append(msg, input, strlen(input));
+	rc = crypto_hmac_sha256_checked(k->key, KEYRING_KEY_LEN, msg->data,
+	    msg->offset, mac);
+	OPENSSL_cleanse(msg->data, msg->offset);
+	kore_buf_free(msg);
+	if (rc == -1)
+		return (-1);
+	crypto_uuid_format(mac, out);
+	OPENSSL_cleanse(mac, sizeof(mac));
+	crypto_sha256(out, 36, digest);
 	return (0);
 }
 

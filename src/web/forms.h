@@ -47,6 +47,17 @@ int	forms_seal_step(const char *, long long, const char *, char *, size_t);
 int	forms_open_step(const char *, const char *, const char *,
 	    long long *);
 
+/*
+ * A UUID-shaped secret derived from the current form key and input
+ * (HMAC, separated by purpose), and its SHA-256: the same input gives the
+ * same secret, so that a step posted twice can answer the second post
+ * with the first post's session or code without storing either (the
+ * database keeps only the digest). input must carry a random nonce of
+ * the flow. Returns 0 or -1.
+ */
+int	forms_derive_secret(const char *, const char *, char [37],
+	    uint8_t [32]);
+
 /* A posted argument as a C string (NULL when absent). */
 const char	*forms_arg(struct http_request *, const char *);
 

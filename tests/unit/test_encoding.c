@@ -359,6 +359,32 @@ test_form_encode(void **state)
 	assert_int_equal(form_encode("", 0, out, 1), 0);
 }
 
+static int
+fcount(const char *s, const char *name)
+{
+	return (form_count(s, strlen(s), name));
+}
+
+static void
+test_form_count(void **state)
+{
+	(void)state;
+
+	assert_int_equal(fcount("a=1&b=2&a=3", "a"), 2);
+	assert_int_equal(fcount("a=1&b=2&a=3", "b"), 1);
+	assert_int_equal(fcount("a=1&b=2&a=3", "c"), 0);
+	assert_int_equal(fcount("", "a"), 0);
+	assert_int_equal(fcount("&&a&", "a"), 1);
+	assert_int_equal(fcount("a=&a", "a"), 2);
+	assert_int_equal(fcount("%61=x&a=y", "a"), 2);
+	assert_int_equal(fcount("sco%70e=1&scope=2", "scope"), 2);
+	assert_int_equal(fcount("a+b=1&a%20b=2", "a b"), 2);
+	assert_int_equal(fcount("a%zz=1&a=2", "a"), 1);
+	assert_int_equal(fcount("a%00=1&a=2", "a"), 1);
+	assert_int_equal(fcount("ab=1&a=2&aa=3", "a"), 1);
+	assert_int_equal(form_count("a=1&a=2", 3, "a"), 1);
+}
+
 int
 main(void)
 {
@@ -374,6 +400,7 @@ main(void)
 		cmocka_unit_test(test_roundtrip_random),
 		cmocka_unit_test(test_form_decode),
 		cmocka_unit_test(test_form_encode),
+		cmocka_unit_test(test_form_count),
 	};
 
 	return (cmocka_run_group_tests_name("encoding", tests, NULL, NULL));

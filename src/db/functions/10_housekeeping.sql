@@ -25,6 +25,8 @@ BEGIN
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	DELETE FROM web_session WHERE expires_at < now();
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+	DELETE FROM auth_flow WHERE expires_at < now();
+	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	DELETE FROM rate_counter WHERE window_start < now() - interval '2 minutes';
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	UPDATE consent SET status = 'expired', status_at = now()

@@ -8,10 +8,12 @@
 -- computed by the service; the database never sees a secret.
 
 -- Client lookup for the token and revoke endpoints, counting the caller's
--- address against the token rate limit (p_limit <= 0: no limit).
+-- address against the token rate limit (p_limit <= 0: no limit). The
+-- secret's stored form: secret_salt and secret_key_id NULL for the legacy
+-- unsalted SHA-256 (src/common/client_secret.h).
 CREATE OR REPLACE FUNCTION token_client(p_client_id text, p_addr text, p_limit integer,
     OUT rate_ok boolean, OUT secret_hash bytea, OUT access_ttl integer,
-    OUT active boolean)
+    OUT active boolean, OUT secret_salt bytea, OUT secret_key_id text)
 LANGUAGE plpgsql AS $$
 BEGIN
 	rate_ok := true;
@@ -19,8 +21,9 @@ BEGIN
 		rate_ok := rate_hit('token:' || p_addr, p_limit);
 	END IF;
 	SELECT c.secret_hash, c.access_ttl,
-	    c.status = 'active' AND t.status = 'active'
-	INTO secret_hash, access_ttl, active
+	    c.status = 'active' AND t.status = 'active', c.secret_salt,
+	    c.secret_key_id
+	INTO secret_hash, access_ttl, active, secret_salt, secret_key_id
 	FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id
 	WHERE c.client_id = p_client_id;
 END;
@@ -325,11 +328,19 @@ BEGIN
 END;
 $$;
 
--- TOTP step: p_step is the matched time step (NULL: no match). A step is
--- accepted once per PSU; success resets the failures and opens a session.
-CREATE OR REPLACE FUNCTION login_totp(p_psu_id bigint, p_step bigint,
-    p_max_failures integer, p_lock_seconds integer, p_session_hash bytea,
-    p_session_idle integer)
+-- TOTP step of one authorisation request (flow). p_step is the time step
+-- the code matches (NULL: none), fresh or not. A step is accepted once per
+-- PSU; success resets the failures and opens the flow's session, whose id
+-- is derived from the flow and the PSU (p_session_hash). The step this
+-- flow accepted before, presented again (the same form posted again: a
+-- double click, even one racing the first post, or the back button), is
+-- a repeat: no failure counted, no second session. result: ok, failed,
+-- locked, expired (a repeat whose session has ended: a repeat does not
+-- lift the idle timeout).
+CREATE OR REPLACE FUNCTION login_totp_flow(p_flow_hash bytea,
+    p_psu_id bigint, p_step bigint, p_max_failures integer,
+    p_lock_seconds integer, p_session_hash bytea, p_session_idle integer,
+    p_flow_ttl integer)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	r text;
@@ -337,6 +348,19 @@ DECLARE
 BEGIN
 	-- Serialise on the PSU so that one code cannot be used twice at once.
 	PERFORM 1 FROM psu WHERE id = p_psu_id FOR UPDATE;
+	IF EXISTS (SELECT 1 FROM auth_flow
+	    WHERE flow_hash = p_flow_hash AND psu_id = p_psu_id
+		AND totp_step = p_step AND expires_at > now()) THEN
+		IF EXISTS (SELECT 1 FROM psu WHERE id = p_psu_id
+		    AND locked_until > now()) THEN
+			RETURN 'locked';
+		END IF;
+		IF session_psu(p_session_hash, p_session_idle)
+		    IS DISTINCT FROM p_psu_id THEN
+			RETURN 'expired';
+		END IF;
+		RETURN 'ok';
+	END IF;
 	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM psu
 	    WHERE id = p_psu_id AND totp_last_step < p_step);
 	r := login_factor(p_psu_id, fresh, p_max_failures, p_lock_seconds,
@@ -345,9 +369,18 @@ BEGIN
 		RETURN r;
 	END IF;
 	UPDATE psu SET totp_last_step = p_step WHERE id = p_psu_id;
-	INSERT INTO web_session (id_hash, subject_kind, subject_id, expires_at)
+	INSERT INTO web_session AS s (id_hash, subject_kind, subject_id,
+	    expires_at)
 	VALUES (p_session_hash, 'psu', p_psu_id,
-	    now() + make_interval(secs => p_session_idle));
+	    now() + make_interval(secs => p_session_idle))
+	ON CONFLICT (id_hash) DO UPDATE SET last_seen_at = now(),
+	    expires_at = excluded.expires_at
+	WHERE s.subject_kind = 'psu' AND s.subject_id = p_psu_id;
+	INSERT INTO auth_flow AS f (flow_hash, psu_id, totp_step, expires_at)
+	VALUES (p_flow_hash, p_psu_id, p_step,
+	    now() + make_interval(secs => p_flow_ttl))
+	ON CONFLICT (flow_hash) DO UPDATE SET psu_id = excluded.psu_id,
+	    totp_step = excluded.totp_step;
 	RETURN 'ok';
 END;
 $$;
@@ -362,18 +395,55 @@ RETURNS bigint LANGUAGE sql AS $$
 	RETURNING subject_id;
 $$;
 
--- Consent approval: checks the session belongs to p_psu_id, that every
--- chosen account is the PSU's, then stores the consent and the code.
--- result: ok, no_session, bad_account, client_inactive.
-CREATE OR REPLACE FUNCTION consent_approve(p_session_hash bytea, p_idle integer,
+-- The PSU's decision on one authorisation request (flow): the first
+-- decision is final, a repeated post gets its outcome. An approval checks
+-- the session belongs to p_psu_id and every chosen account is the PSU's,
+-- then stores the consent and the code (p_code_hash: the digest of the
+-- code derived from the flow, the same for every post of the flow).
+-- result:
+--   ok             approved now
+--   denied         denied now (recorded; nothing else is stored)
+--   repeat_code    approved before, the code unspent and unexpired and
+--                  the session live: send the same code again
+--   repeat_denied  denied before
+--   answered       approved before, nothing to send again (the code was
+--                  exchanged or expired, or the session ended)
+--   no_session, client_inactive, bad_account: nothing stored.
+CREATE OR REPLACE FUNCTION consent_decide(p_flow_hash bytea,
+    p_approve boolean, p_session_hash bytea, p_idle integer,
     p_psu_id bigint, p_client_id text, p_scopes text[],
     p_accounts text[], p_valid_days integer, p_redirect_uri text,
     p_code_challenge text, p_code_hash bytea, p_code_ttl integer,
     p_consent_id uuid, p_family uuid)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
+	f auth_flow%ROWTYPE;
 	n integer;
 BEGIN
+	SELECT * INTO f FROM auth_flow
+	WHERE flow_hash = p_flow_hash AND psu_id = p_psu_id
+	    AND expires_at > now()
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN 'no_session';
+	END IF;
+	IF f.decision = 'denied' THEN
+		RETURN 'repeat_denied';
+	END IF;
+	IF f.decision = 'approved' THEN
+		IF f.code_hash = p_code_hash AND
+		    session_psu(p_session_hash, p_idle) = p_psu_id AND
+		    EXISTS (SELECT 1 FROM auth_code WHERE code_hash = p_code_hash
+			AND used_at IS NULL AND expires_at > now()) THEN
+			RETURN 'repeat_code';
+		END IF;
+		RETURN 'answered';
+	END IF;
+	IF NOT p_approve THEN
+		UPDATE auth_flow SET decision = 'denied'
+		WHERE flow_hash = p_flow_hash;
+		RETURN 'denied';
+	END IF;
 	IF session_psu(p_session_hash, p_idle) IS DISTINCT FROM p_psu_id THEN
 		RETURN 'no_session';
 	END IF;
@@ -399,6 +469,9 @@ BEGIN
 	VALUES (p_code_hash, p_family, p_client_id, p_redirect_uri,
 	    p_consent_id, p_code_challenge, p_scopes,
 	    now() + make_interval(secs => p_code_ttl));
+	UPDATE auth_flow SET decision = 'approved', consent_id = p_consent_id,
+	    code_hash = p_code_hash
+	WHERE flow_hash = p_flow_hash;
 	RETURN 'ok';
 END;
 $$;

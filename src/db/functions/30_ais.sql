@@ -512,8 +512,9 @@ BEGIN
 END;
 $$;
 
--- The PSU revokes a consent of theirs (durable). result: ok, no_session,
--- unknown (not the PSU's, or no longer valid).
+-- The PSU revokes a consent of theirs (durable). result: ok (also for a
+-- consent this PSU has revoked already), no_session, unknown (not the
+-- PSU's, or ended otherwise).
 CREATE OR REPLACE FUNCTION psu_consent_revoke(p_session_hash bytea, p_idle integer,
     p_psu_id bigint, p_consent_id uuid)
 RETURNS text LANGUAGE plpgsql AS $$
@@ -527,6 +528,12 @@ BEGIN
 	WHERE id = p_consent_id AND psu_id = p_psu_id AND status = 'valid';
 	GET DIAGNOSTICS n = ROW_COUNT;
 	IF n = 0 THEN
+		-- Posted again (double click, back button): the first post's
+		-- outcome, nothing changed.
+		IF EXISTS (SELECT 1 FROM consent WHERE id = p_consent_id
+		    AND psu_id = p_psu_id AND status = 'revokedByPsu') THEN
+			RETURN 'ok';
+		END IF;
 		RETURN 'unknown';
 	END IF;
 	UPDATE token SET revoked_at = now()

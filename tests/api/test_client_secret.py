@@ -1,0 +1,94 @@
+"""Client secrets are stored as HMAC-SHA256 under a server key (the client
+key file, outside the database) over a per-secret random salt and the
+secret: operators may choose weak secrets, and a copy of the database
+alone must not let anyone test guesses. Rows of the earlier unsalted
+SHA-256 form keep working until `psd2ctl tpp rehash` converts them."""
+
+import hashlib
+
+import psd2lib
+from psd2lib import (CtlError, basic_auth, make_client, psd2ctl,
+                     run_code_flow, token_request)
+
+
+def client_row(dbinfo, client_id):
+    c = psd2lib.db_connect(dbinfo)
+    try:
+        cur = c.cursor()
+        cur.execute("SELECT secret_hash, secret_salt, secret_key_id FROM "
+                    "oauth_client WHERE client_id = %s", (client_id,))
+        row = cur.fetchone()
+        return (bytes(row[0]), row[1] and bytes(row[1]), row[2])
+    finally:
+        c.close()
+
+
+def db_exec(dbinfo, sql, *args):
+    c = psd2lib.db_connect(dbinfo)
+    try:
+        c.cursor().execute(sql, args)
+    finally:
+        c.close()
+
+
+def assert_token_ok(client, psu):
+    code, _, _, _ = run_code_flow(client, psu)
+    r = token_request({"grant_type": "authorization_code", "code": code,
+                       "redirect_uri": client.redirect_uri}, client)
+    assert r.status_code == 200, r.text
+    return r
+
+
+def test_chosen_secret_is_salted_and_keyed(dbinfo, psu_factory):
+    a = make_client(secret="weak-secret-1")
+    b = make_client(secret="weak-secret-1")
+    ha, sa, ka = client_row(dbinfo, a.client_id)
+    hb, sb, kb = client_row(dbinfo, b.client_id)
+    assert len(ha) == 32 and len(sa) == 16 and ka
+    assert ha != hashlib.sha256(b"weak-secret-1").digest()
+    assert sa != sb and ha != hb
+    assert_token_ok(a, psu_factory())
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": "x"},
+                      auth=basic_auth(a.client_id, "weak-secret-2"))
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client"
+
+
+def test_tpp_add_prints_the_secret_once_and_stores_no_plain_digest(dbinfo):
+    c = make_client()
+    h, s, k = client_row(dbinfo, c.client_id)
+    assert h != hashlib.sha256(c.secret.encode()).digest()
+    assert s and k
+    assert c.secret not in psd2ctl("tpp", "list").stdout
+
+
+def test_sandbox_client_is_keyed(dbinfo):
+    h, s, k = client_row(dbinfo, "sandbox-tpp")
+    assert s and k
+    assert h != hashlib.sha256(b"sandbox-secret").digest()
+
+
+def test_legacy_row_works_and_rehash_converts_it(dbinfo, psu_factory):
+    c = make_client(secret="legacy-secret-9")
+    db_exec(dbinfo, "UPDATE oauth_client SET secret_hash = %s, "
+            "secret_salt = NULL, secret_key_id = NULL WHERE client_id = %s",
+            hashlib.sha256(b"legacy-secret-9").digest(), c.client_id)
+    assert_token_ok(c, psu_factory())
+    out = psd2ctl("tpp", "rehash").stdout
+    assert "rehashed" in out
+    h, s, k = client_row(dbinfo, c.client_id)
+    assert s and k and h != hashlib.sha256(b"legacy-secret-9").digest()
+    assert_token_ok(c, psu_factory())
+    # Nothing left to convert: a second run changes nothing.
+    again = client_row(dbinfo, c.client_id)
+    psd2ctl("tpp", "rehash")
+    assert client_row(dbinfo, c.client_id) == again
+
+
+def test_tpp_add_refuses_an_empty_secret():
+    try:
+        psd2ctl("tpp", "add", "--name", "x", "--org-id", "PSDDE-BAFIN-1",
+                "--redirect-uri", "https://tpp.example/cb", "--secret", "")
+    except CtlError:
+        return
+    raise AssertionError("an empty secret was accepted")
