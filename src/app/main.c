@@ -15,6 +15,7 @@
 
 #include "app/app.h"
 #include "app/housekeeping.h"
+#include "ais/ais.h"
 #include "api/respond.h"
 #include "common/settings.h"
 #include "tpp/tpp.h"
@@ -108,6 +109,10 @@ kore_parent_configure(int argc, char **argv)
 
 	if (settings_load(path, &text, err, sizeof(err)) == -1)
 		fatal("%s", err);
+	/* Every psd2_ value, before anything uses one (and before a worker
+	 * could meet it at its first request). */
+	if (settings_validate(err, sizeof(err)) == -1)
+		fatal("%s: %s", path, err);
 	if (settings_get("db", NULL) == NULL)
 		fatal("%s: psd2_db is not set", path);
 
@@ -118,6 +123,7 @@ kore_parent_configure(int argc, char **argv)
 	free(text);
 
 	app_load_settings();
+	ais_settings_load();
 	app_load_keys("form_keys", &app_form_keys);
 	app_load_keys("totp_keys", &app_totp_keys);
 	if (pages_init() == -1)

@@ -364,7 +364,7 @@ signing_input(const struct tpp_input *in, const char *const *names,
 	char	err[160];
 	int	len;
 
-	if (tpp_sig_rules(names, n, in->header, in->arg, err,
+	if (tpp_sig_rules(names, n, !c->jws, in->header, in->arg, err,
 	    sizeof(err)) == -1)
 		return (fail(v, 401, "SIGNATURE_INVALID", "Signature: %s.",
 		    err));
@@ -457,8 +457,12 @@ tpp_verdict_run(const struct tpp_config *cfg, const struct tpp_input *in,
 	memset(v, 0, sizeof(*v));
 	c->info = NULL;
 	c->jws = 0;
-	if ((rc = step_presence(cfg, in, c, v)) != 0)
+	if ((rc = step_presence(cfg, in, c, v)) != 0) {
+		/* Unsigned (signing off): only the roles configured for it. */
+		if (rc == 1)
+			v->roles = cfg->unsigned_roles;
 		return;
+	}
 	if (step_date(cfg, in, c, v) == -1 ||
 	    step_digest(in, c, v) == -1 ||
 	    step_certificate(cfg, in, c, v) == -1)

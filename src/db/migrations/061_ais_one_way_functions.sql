@@ -1,0 +1,375 @@
+-- 061_ais_one_way_functions (issue 8): the AIS endpoint functions of the
+-- one-way path (see 060_ais_one_way.sql and src/ais/ais.h). The service
+-- has already settled the TPP verdict (signature, certificate, role) and
+-- the input; these functions take only what passed, and return the data
+-- or one named refusal. Every call is still one round trip and one
+-- transaction: bearer check, certificate's TPP against the token's,
+-- replay mark, consent, unattended limit, access record and data.
+--
+-- Common parameters of the endpoint functions:
+--	p_token_hash	SHA-256 of the bearer token
+--	p_x5t		x5t#S256 of the TLS client certificate (RFC 8705), or NULL
+--	p_org_id	organizationIdentifier of the verified signing
+--			certificate; NULL for an unsigned request (signing off)
+--	p_request_id	x-request-id of a verified signed request, or NULL
+--	p_psu_ip	PSU-IP-Address (the PSU is present), or NULL
+--	p_limit		psd2_unattended_limit (1..4): lowers the consent's
+--			frequencyPerDay, never raises it
+-- Run inside the migration runner's transaction (no BEGIN/COMMIT here).
+
+-- The refusal path: the service refused the request before asking the
+-- database, but the bearer token is answered first (spec part 7).
+CREATE OR REPLACE FUNCTION ais_bearer_only(p_token_hash bytea, p_x5t text)
+RETURNS ais_result LANGUAGE sql STABLE AS $$
+	SELECT CASE b.state WHEN 'ok' THEN NULL
+	    WHEN 'expired' THEN 'token_expired'
+	    ELSE 'token_invalid' END::ais_refusal, NULL::text, NULL::text
+	FROM bearer_check(p_token_hash, p_x5t) b;
+$$;
+
+-- Bearer token, certificate organisation against the token's TPP,
+-- x-request-id replay mark, scope; then the consent's row.
+CREATE OR REPLACE FUNCTION ais_gate(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_request_id uuid, p_scope text)
+RETURNS ais_gate_result LANGUAGE plpgsql AS $$
+DECLARE
+	g ais_gate_result;
+	b record;
+	k integer;
+BEGIN
+	SELECT * INTO b FROM bearer_check(p_token_hash, p_x5t);
+	IF b.state <> 'ok' THEN
+		g.refusal := CASE b.state WHEN 'expired' THEN 'token_expired'
+		    ELSE 'token_invalid' END;
+		RETURN g;
+	END IF;
+	IF p_org_id IS NOT NULL AND p_org_id IS DISTINCT FROM b.tpp_org_id THEN
+		g.refusal := 'certificate_of_another_tpp';
+		RETURN g;
+	END IF;
+	-- Marks live 24 hours (psd2_purge_ais deletes older ones): far
+	-- more than the 2 x psd2_clock_skew (at most 2 x 3600 s) in which
+	-- a signed date lets a captured request pass at all.
+	IF p_request_id IS NOT NULL THEN
+		INSERT INTO request_replay AS r (tpp_org_id, request_id, seen_at)
+		VALUES (b.tpp_org_id, p_request_id, now())
+		ON CONFLICT (tpp_org_id, request_id) DO UPDATE
+		    SET seen_at = now()
+		    WHERE r.seen_at < now() - interval '24 hours';
+		GET DIAGNOSTICS k = ROW_COUNT;
+		IF k = 0 THEN
+			g.refusal := 'request_id_used';
+			RETURN g;
+		END IF;
+	END IF;
+	IF p_scope IS NOT NULL AND NOT (p_scope = ANY (b.scopes)) THEN
+		g.refusal := 'consent_scope';
+		g.detail := 'The consent of this access token does not cover '
+		    || p_scope || '.';
+		RETURN g;
+	END IF;
+	g.consent_id := b.consent_id;
+	g.psu_id := b.psu_id;
+	g.tpp_org_id := b.tpp_org_id;
+	SELECT c.sca_at, c.valid_until, c.frequency_per_day, c.status
+	INTO g.sca_at, g.valid_until, g.frequency, g.status
+	FROM consent c WHERE c.id = b.consent_id;
+	RETURN g;
+END;
+$$;
+
+-- The unattended-access limit and the access record, at the end of every
+-- call that answers data. PSU present: a PSU-IP-Address (p_psu_ip) or
+-- within 60 minutes of the consent's SCA. Otherwise at most p_limit
+-- counted accesses per consent, endpoint and account in 24 hours (NULL:
+-- the endpoint is not under the limit); a further page (p_continuation)
+-- of the same query within 10 minutes of its counted access is the same
+-- access. Returns false when the limit is reached (nothing recorded).
+--
+-- synchronous_commit = off for the rest of this transaction: the access
+-- record is in the WAL at once and flushed within a fraction of a second
+-- (see the header of 010_ais.sql).
+CREATE OR REPLACE FUNCTION ais_access(p_consent_id uuid,
+    p_sca_at timestamptz, p_endpoint text, p_account_id bigint,
+    p_request_id uuid, p_query text, p_continuation boolean, p_psu_ip inet,
+    p_limit integer)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	v_present boolean := p_psu_ip IS NOT NULL
+	    OR p_sca_at > now() - interval '60 minutes';
+	v_counted boolean := NOT v_present;
+	n integer;
+BEGIN
+	PERFORM set_config('synchronous_commit', 'off', true);
+	IF NOT v_present AND p_limit IS NOT NULL THEN
+		-- Two parallel calls must not both take the last access.
+		PERFORM pg_advisory_xact_lock(hashtextextended(p_consent_id::text
+		    || '/' || p_endpoint || '/' || coalesce(p_account_id, 0), 36));
+		IF p_continuation AND EXISTS (SELECT 1 FROM access_log
+		    WHERE consent_id = p_consent_id AND endpoint = p_endpoint
+			AND coalesce(account_id, 0) = coalesce(p_account_id, 0)
+			AND NOT psu_present AND counted AND query = p_query
+			AND at > now() - interval '10 minutes') THEN
+			v_counted := false;
+		ELSE
+			SELECT count(*) INTO n FROM access_log
+			WHERE consent_id = p_consent_id AND endpoint = p_endpoint
+			    AND coalesce(account_id, 0) = coalesce(p_account_id, 0)
+			    AND NOT psu_present AND counted
+			    AND at > now() - interval '24 hours';
+			IF n >= p_limit THEN
+				RETURN false;
+			END IF;
+		END IF;
+	END IF;
+	INSERT INTO access_log (consent_id, endpoint, account_id, request_id,
+	    query, psu_present, counted, psu_ip_address)
+	VALUES (p_consent_id, p_endpoint, p_account_id, p_request_id, p_query,
+	    v_present, v_counted, p_psu_ip);
+	-- To the minute: a busy consent must not serialise its calls on
+	-- this row.
+	UPDATE consent SET last_used_at = now()
+	WHERE id = p_consent_id
+	    AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute');
+	RETURN true;
+END;
+$$;
+
+-- GET account-list (spec 4.4).
+CREATE OR REPLACE FUNCTION ais_account_list(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_request_id uuid, p_psu_ip inet, p_limit integer)
+RETURNS ais_result LANGUAGE plpgsql AS $$
+DECLARE
+	g ais_gate_result;
+	body text;
+BEGIN
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
+	    'ACCOUNT_INFORMATION');
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
+	END IF;
+	IF NOT ais_access(g.consent_id, g.sca_at, 'account-list', NULL,
+	    p_request_id, NULL, false, p_psu_ip, least(g.frequency, p_limit))
+	THEN
+		RETURN ROW('access_exceeded', NULL, NULL)::ais_result;
+	END IF;
+	SELECT json_build_object('accounts', coalesce(json_agg(
+	    json_build_object('resourceId', a.resource_id, 'iban', a.iban,
+		'accountHolderName', a.holder_name, 'currency', a.currency)
+	    ORDER BY a.id), '[]'::json))::text
+	INTO body
+	FROM consent_account ca JOIN account a ON a.id = ca.account_id
+	WHERE ca.consent_id = g.consent_id;
+	RETURN ROW(NULL, NULL, body)::ais_result;
+END;
+$$;
+
+-- GET account-balance (spec 4.5), referenceId from the JSON body.
+CREATE OR REPLACE FUNCTION ais_account_balance(p_token_hash bytea,
+    p_x5t text, p_org_id text, p_request_id uuid, p_psu_ip inet,
+    p_limit integer, p_resource_id text)
+RETURNS ais_result LANGUAGE plpgsql AS $$
+DECLARE
+	g ais_gate_result;
+	acc record;
+	body text;
+BEGIN
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
+	    'ACCOUNT_INFORMATION');
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
+	END IF;
+	SELECT a.id, a.iban, a.currency INTO acc
+	FROM consent_account ca JOIN account a ON a.id = ca.account_id
+	WHERE ca.consent_id = g.consent_id AND a.resource_id = p_resource_id;
+	IF NOT FOUND THEN
+		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
+	END IF;
+	IF NOT ais_access(g.consent_id, g.sca_at, 'account-balance', acc.id,
+	    p_request_id, NULL, false, p_psu_ip, least(g.frequency, p_limit))
+	THEN
+		RETURN ROW('access_exceeded', NULL, NULL)::ais_result;
+	END IF;
+	SELECT json_build_object(
+	    'account', json_build_object('iban', acc.iban,
+		'currency', acc.currency),
+	    'balances', coalesce((SELECT json_agg(json_build_object(
+		'balanceType', 'AvailableBalance',
+		'balanceAmount', json_build_object('currency', acc.currency,
+		    'amount', ais_amount(b.amount_minor, acc.currency)),
+		'lastChangeDateTime', to_char(b.last_change_at AT TIME ZONE 'UTC',
+		    'YYYY-MM-DD'),
+		'referenceDate', to_char(b.reference_date, 'YYYY-MM-DD')))
+		FROM balance b WHERE b.account_id = acc.id), '[]'::json))::text
+	INTO body;
+	RETURN ROW(NULL, NULL, body)::ais_result;
+END;
+$$;
+
+-- GET {account-id}/transactions (spec 4.6). p_from/p_to NULL: the last 90
+-- days up to today (dateFrom = today - 90 days, dateTo = today). Newest
+-- first, id-stable inside a day, p_page_size per page; _links repeat the
+-- effective query with relative hrefs.
+CREATE OR REPLACE FUNCTION ais_transactions(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_request_id uuid, p_psu_ip inet, p_limit integer,
+    p_resource_id text, p_from date, p_to date, p_page integer,
+    p_page_size integer)
+RETURNS ais_result LANGUAGE plpgsql AS $$
+DECLARE
+	g ais_gate_result;
+	acc record;
+	v_to date := coalesce(p_to, current_date);
+	v_from date := coalesce(p_from, current_date - 90);
+	items json;
+	more boolean;
+	href text;
+	links json;
+	body text;
+BEGIN
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
+	    'ACCOUNT_INFORMATION');
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
+	END IF;
+	IF v_from > v_to THEN
+		RETURN ROW('period_invalid',
+		    'dateFrom ' || to_char(v_from, 'YYYY-MM-DD') ||
+		    ' is after dateTo ' || to_char(v_to, 'YYYY-MM-DD') || '.',
+		    NULL)::ais_result;
+	END IF;
+	SELECT a.id, a.iban, a.currency, a.resource_id INTO acc
+	FROM consent_account ca JOIN account a ON a.id = ca.account_id
+	WHERE ca.consent_id = g.consent_id AND a.resource_id = p_resource_id;
+	IF NOT FOUND THEN
+		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
+	END IF;
+	IF NOT ais_access(g.consent_id, g.sca_at, 'transactions', acc.id,
+	    p_request_id, v_from || '/' || v_to, p_page > 0, p_psu_ip,
+	    least(g.frequency, p_limit)) THEN
+		RETURN ROW('access_exceeded', NULL, NULL)::ais_result;
+	END IF;
+
+	SELECT coalesce(json_agg(json_build_object(
+		'transactionId', t.transaction_id,
+		'bookingDate', to_char(t.booking_date, 'YYYY-MM-DD'),
+		'valueDate', to_char(t.value_date, 'YYYY-MM-DD'),
+		'explanation', t.explanation,
+		'balanceAmount', json_build_object(
+		    'amount', ais_amount(t.amount_minor, t.currency),
+		    'sourceCurrency', t.currency))
+		ORDER BY t.booking_date DESC, t.id DESC)
+		FILTER (WHERE t.n <= p_page_size), '[]'::json),
+	    count(*) > p_page_size
+	INTO items, more
+	FROM (SELECT x.*, row_number() OVER (ORDER BY x.booking_date DESC,
+		x.id DESC) AS n
+	    FROM (SELECT * FROM account_transaction
+		WHERE account_id = acc.id
+		    AND booking_date BETWEEN v_from AND v_to
+		ORDER BY booking_date DESC, id DESC
+		LIMIT p_page_size + 1
+		OFFSET p_page::bigint * p_page_size) x) t;
+
+	href := '/auth/v1/psd2/account/' || acc.resource_id ||
+	    '/transactions?dateFrom=' || to_char(v_from, 'YYYY-MM-DD') ||
+	    '&dateTo=' || to_char(v_to, 'YYYY-MM-DD') || '&pageIndex=';
+	IF more AND p_page > 0 THEN
+		links := json_build_object(
+		    'next', json_build_object('href', href || (p_page + 1)),
+		    'previous', json_build_object('href', href || (p_page - 1)));
+	ELSIF more THEN
+		links := json_build_object(
+		    'next', json_build_object('href', href || (p_page + 1)));
+	ELSIF p_page > 0 THEN
+		links := json_build_object(
+		    'previous', json_build_object('href', href || (p_page - 1)));
+	END IF;
+
+	IF links IS NULL THEN
+		body := json_build_object('account', json_build_object(
+		    'iban', acc.iban, 'currency', acc.currency),
+		    'transactions', items)::text;
+	ELSE
+		body := json_build_object('account', json_build_object(
+		    'iban', acc.iban, 'currency', acc.currency),
+		    'transactions', items, '_links', links)::text;
+	END IF;
+	RETURN ROW(NULL, NULL, body)::ais_result;
+END;
+$$;
+
+-- POST funds-confirmations (Berlin Group): enough available balance for
+-- p_amount_minor in the account's currency? Another currency: false.
+CREATE OR REPLACE FUNCTION ais_funds_confirmation(p_token_hash bytea,
+    p_x5t text, p_org_id text, p_request_id uuid, p_psu_ip inet,
+    p_limit integer, p_iban text, p_currency text, p_amount_minor bigint)
+RETURNS ais_result LANGUAGE plpgsql AS $$
+DECLARE
+	g ais_gate_result;
+	acc record;
+	ok boolean;
+BEGIN
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
+	    'FUND_AVAILABILITY');
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
+	END IF;
+	SELECT a.id, a.currency INTO acc
+	FROM consent_account ca JOIN account a ON a.id = ca.account_id
+	WHERE ca.consent_id = g.consent_id AND a.iban = p_iban;
+	IF NOT FOUND THEN
+		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
+	END IF;
+	-- Confirmation of funds is not account information: recorded, but
+	-- not under the unattended limit (NULL).
+	PERFORM ais_access(g.consent_id, g.sca_at, 'funds-confirmations',
+	    acc.id, p_request_id, NULL, false, p_psu_ip, NULL);
+	SELECT coalesce(acc.currency = p_currency
+	    AND b.amount_minor >= p_amount_minor, false)
+	INTO ok
+	FROM (SELECT 1) one LEFT JOIN balance b ON b.account_id = acc.id;
+	RETURN ROW(NULL, NULL,
+	    json_build_object('fundsAvailable', ok)::text)::ais_result;
+END;
+$$;
+
+-- GET consents/current: the consent of the access token.
+-- DELETE consents/current (p_delete): the TPP ends it (terminatedByTpp,
+-- durable commit); its tokens stop working at once.
+CREATE OR REPLACE FUNCTION ais_consent_current(p_token_hash bytea,
+    p_x5t text, p_org_id text, p_request_id uuid, p_psu_ip inet,
+    p_limit integer, p_delete boolean)
+RETURNS ais_result LANGUAGE plpgsql AS $$
+DECLARE
+	g ais_gate_result;
+	body text;
+BEGIN
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id, NULL);
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
+	END IF;
+	IF p_delete THEN
+		UPDATE consent SET status = 'terminatedByTpp', status_at = now()
+		WHERE id = g.consent_id AND status = 'valid';
+		UPDATE token SET revoked_at = now()
+		WHERE consent_id = g.consent_id AND revoked_at IS NULL;
+		INSERT INTO audit_log (actor, action, detail)
+		VALUES ('tpp:' || g.tpp_org_id, 'consent.terminated',
+		    jsonb_build_object('consent', g.consent_id));
+		RETURN ROW(NULL, NULL, NULL)::ais_result;
+	END IF;
+	PERFORM ais_access(g.consent_id, g.sca_at, 'consent', NULL,
+	    p_request_id, NULL, false, p_psu_ip, NULL);
+	SELECT json_build_object('consentId', g.consent_id,
+	    'consentStatus', g.status,
+	    'validUntil', to_char(g.valid_until, 'YYYY-MM-DD'),
+	    'frequencyPerDay', g.frequency,
+	    'access', json_build_object('accounts', coalesce((
+		SELECT json_agg(json_build_object('iban', a.iban,
+		    'currency', a.currency) ORDER BY a.id)
+		FROM consent_account ca JOIN account a ON a.id = ca.account_id
+		WHERE ca.consent_id = g.consent_id), '[]'::json)))::text
+	INTO body;
+	RETURN ROW(NULL, NULL, body)::ais_result;
+END;
+$$;
