@@ -73,12 +73,7 @@ app_load_settings(void)
 	app_cfg.consent_max_days = settings_int("consent_max_days", 180);
 	app_cfg.purge_interval = settings_int("purge_interval", 60);
 
-	if (app_cfg.consent_max_days < 1 || app_cfg.consent_max_days > 180 ||
-	    app_cfg.consent_default_days < 1 ||
-	    app_cfg.consent_default_days > app_cfg.consent_max_days)
-		fatal("psd2_consent_*_days: 1 <= default <= max <= 180");
-	if (app_cfg.access_token_ttl < 1 || app_cfg.code_ttl < 1)
-		fatal("psd2_access_token_ttl and psd2_code_ttl must be > 0");
+	/* Ranges and relations: settings_validate(), before this. */
 }
 
 static void

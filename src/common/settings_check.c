@@ -194,6 +194,31 @@ rule_check(const struct setting_rule *r, const char *v, char *err,
 	return (-1);
 }
 
+/* What one setting cannot say alone. */
+static int
+settings_relations(char *err, size_t errlen)
+{
+	int64_t	def, max;
+	int	required;
+
+	if (settings_parse_bool(settings_get("signing_required", "yes"),
+	    &required) == 0 && required &&
+	    settings_get("unsigned_roles", NULL) != NULL) {
+		snprintf(err, errlen, "psd2_unsigned_roles applies only with "
+		    "psd2_signing_required no");
+		return (-1);
+	}
+	if (settings_parse_int(settings_get("consent_default_days", "90"),
+	    &def) == 0 && settings_parse_int(settings_get("consent_max_days",
+	    "180"), &max) == 0 && def > max) {
+		snprintf(err, errlen, "psd2_consent_default_days (%lld) is "
+		    "more than psd2_consent_max_days (%lld)", (long long)def,
+		    (long long)max);
+		return (-1);
+	}
+	return (0);
+}
+
 int
 settings_validate(char *err, size_t errlen)
 {
@@ -214,5 +239,5 @@ settings_validate(char *err, size_t errlen)
 		if (rule_check(r, value, err, errlen) == -1)
 			return (-1);
 	}
-	return (0);
+	return (settings_relations(err, errlen));
 }

@@ -47,20 +47,13 @@ tpp_init(void)
 	tpp_cfg.required = settings_bool("signing_required", 1);
 	/*
 	 * An unsigned request proves no role. Only a configuration that
-	 * turns signing off may grant it some, and must name them.
+	 * turns signing off may grant it some, and must name them
+	 * (settings_validate() has checked both).
 	 */
-	roles = settings_get("unsigned_roles", NULL);
-	if (roles != NULL && tpp_cfg.required) {
-		kore_log(LOG_ERR, "psd2_unsigned_roles applies only with "
-		    "psd2_signing_required no");
-		return (-1);
-	}
-	if (roles != NULL &&
-	    settings_parse_roles(roles, &tpp_cfg.unsigned_roles) == -1) {
-		kore_log(LOG_ERR, "psd2_unsigned_roles: not a list of PSD2 "
-		    "roles");
-		return (-1);
-	}
+	roles = settings_get("unsigned_roles", "none");
+	if (tpp_cfg.required ||
+	    settings_parse_roles(roles, &tpp_cfg.unsigned_roles) == -1)
+		tpp_cfg.unsigned_roles = 0;
 	tpp_cfg.skew = settings_int("clock_skew", 300);
 	max = settings_int("cert_cache", 512);
 	if (tpp_cfg.skew < 1 || tpp_cfg.skew > 3600 || max < 1 ||
