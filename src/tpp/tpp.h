@@ -6,8 +6,9 @@
  * the endpoint's single SQL statement with the verdict passed in.
  *
  * Order of answers on an API endpoint: bearer token first, then this
- * verdict, then the certificate's organizationIdentifier against the
- * token's TPP, then the role, then the replay mark, then scope/consent.
+ * verdict, then the role (both settled in C), then the certificate's
+ * organizationIdentifier against the token's TPP, the replay mark and
+ * scope/consent (in SQL); see src/ais/ais.h.
  */
 #ifndef PSD2_TPP_H
 #define PSD2_TPP_H

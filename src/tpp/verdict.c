@@ -7,8 +7,9 @@
  *	4. certificate: chain, validity, CRL,	401 CERTIFICATE_INVALID,
  *	   key usage, QCStatement, org id	    _EXPIRED, _BLOCKED
  *	6. signature (draft-cavage or JWS)	401 SIGNATURE_INVALID
- * Step 5 (role) and the organizationIdentifier against the token's TPP
- * belong to the endpoint's SQL statement, with org_id and roles from here.
+ * Step 5 (role) is the endpoint's (src/ais/ais_call.c), with the roles
+ * from here; the organizationIdentifier against the token's TPP belongs
+ * to the endpoint's SQL statement, with org_id from here.
  * Syntax errors of a header are step 1; what needs the certificate or
  * other headers to judge is the later step.
  */
