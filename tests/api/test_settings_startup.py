@@ -76,7 +76,7 @@ def test_bad_setting_stops_startup(name, value, message):
     assert "[wrk" not in out, out
 
 
-def test_good_settings_start(service_setup):
+def test_good_settings_start():
     """The check itself (psd2ctl check-settings runs the same one) accepts
     what the shipped configurations hold."""
     for conf in ("conf/test.conf", "conf/sandbox.conf",
