@@ -49,7 +49,9 @@ CTL_OBJ = $(CTL_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
 EMBED = $(BUILD)/bin/psd2-embed
 TEMPLATES = $(sort $(wildcard templates/*.html))
 ASSETS = $(sort $(wildcard assets/*.css assets/i18n/*.json))
-MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql))
+MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql)) \
+	$(sort $(wildcard src/db/functions/*.sql)) \
+	$(sort $(wildcard src/db/repairs/*.sql))
 
 .PHONY: all run test test-api test-browser test-kore bench fuzz clean deps \
 	sanitize-test

@@ -15,8 +15,8 @@ T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
 
 T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
-T_SUITES	:= test-unit test-kore test-device test-api test-browser \
-		   test-ais test-tpp-unit test-tpp test-fuzz sanitize-test
+T_SUITES	:= test-layout test-unit test-kore test-device test-migrate test-api \
+		   test-browser test-ais test-tpp-unit test-tpp test-fuzz sanitize-test
 T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-tpp-unit
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
@@ -26,6 +26,15 @@ test-api: all
 test-browser: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=browser$(T_SUFFIX) \
 	    $(T_RUN) browser
+
+# Statements about the source tree that readers rely on.
+test-layout:
+	@PSD2_SUITE_LABEL=layout $(T_RUN) layout
+
+# psd2ctl migrate on databases of its own in the test cluster.
+test-migrate: all
+	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=migrate$(T_SUFFIX) \
+	    $(T_RUN) migrate
 
 # deps and all must succeed (nothing to test otherwise); after that every
 # suite runs even if an earlier one failed, and a recap of the summary
@@ -53,6 +62,6 @@ test-fuzz:
 	echo "fuzz: $$n passed, $$fail failed"; \
 	test $$fail -eq 0
 
-.PHONY: test test-api test-browser sanitize-test test-fuzz
+.PHONY: test test-api test-browser test-layout test-migrate sanitize-test test-fuzz
 
 .DEFAULT_GOAL	:= $(T_SAVED_GOAL)

@@ -1,6 +1,6 @@
 /*
  * usbdevfs emulator over umockdev (see usbemu.h and
- * ../shared/notes/usb-emulation.md).
+ * UMOCKDEV.md).
  *
  * Locking: one emulator mutex guards every device, plug and session; it
  * is never held while calling into umockdev's testbed (tb_lock serialises

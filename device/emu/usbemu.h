@@ -3,7 +3,7 @@
  * with one vendor-specific interface (bulk OUT 0x01, bulk IN 0x81) that an
  * unmodified libusb program drives through the umockdev preload.
  *
- * Facts and traps: ../shared/notes/usb-emulation.md. In short: create the
+ * Facts and traps: UMOCKDEV.md beside this file. In short: create the
  * emulator before anything calls libusb_init(); the device node is a FIFO
  * kept writable only while a URB is ready to reap, so that libusb sleeps
  * in poll() instead of spinning; ioctls arrive in umockdev's worker thread.

@@ -1,0 +1,404 @@
+-- OAuth: clients, tokens, grants, the bearer check, PSU login and consent.
+--
+-- The current definition of each function: applied whole, after the
+-- migrations, by every `psd2ctl migrate` (see src/db/README.md).
+
+-- The OAuth and login state changes, each one statement from the worker's
+-- point of view (one round trip, one transaction). Digests of secrets are
+-- computed by the service; the database never sees a secret.
+
+-- Client lookup for the token and revoke endpoints, counting the caller's
+-- address against the token rate limit (p_limit <= 0: no limit).
+CREATE OR REPLACE FUNCTION token_client(p_client_id text, p_addr text, p_limit integer,
+    OUT rate_ok boolean, OUT secret_hash bytea, OUT access_ttl integer,
+    OUT active boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+	rate_ok := true;
+	IF p_limit > 0 THEN
+		rate_ok := rate_hit('token:' || p_addr, p_limit);
+	END IF;
+	SELECT c.secret_hash, c.access_ttl,
+	    c.status = 'active' AND t.status = 'active'
+	INTO secret_hash, access_ttl, active
+	FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id
+	WHERE c.client_id = p_client_id;
+END;
+$$;
+
+-- Issues an access and a refresh token for a consent, in family p_family.
+CREATE OR REPLACE FUNCTION token_issue(p_family uuid, p_client_id text,
+    p_consent_id uuid, p_scopes text[], p_access_hash bytea,
+    p_refresh_hash bytea, p_access_ttl integer)
+RETURNS void LANGUAGE sql AS $$
+	INSERT INTO token (token_hash, kind, family, client_id, consent_id,
+	    scopes, expires_at)
+	SELECT p_access_hash, 'access', p_family, p_client_id, p_consent_id,
+	    p_scopes, now() + make_interval(secs => p_access_ttl)
+	UNION ALL
+	SELECT p_refresh_hash, 'refresh', p_family, p_client_id, p_consent_id,
+	    p_scopes, (c.valid_until + 1)::timestamptz
+	FROM consent c WHERE c.id = p_consent_id;
+$$;
+
+CREATE OR REPLACE FUNCTION token_revoke_family(p_family uuid) RETURNS void
+LANGUAGE sql AS $$
+	UPDATE token SET revoked_at = now()
+	WHERE family = p_family AND revoked_at IS NULL;
+$$;
+
+-- Authorisation code grant. result: ok, invalid_grant.
+CREATE OR REPLACE FUNCTION oauth_code_grant(p_code_hash bytea, p_client_id text,
+    p_redirect_uri text, p_verifier_s256 text, p_access_hash bytea,
+    p_refresh_hash bytea, p_access_ttl integer,
+    OUT result text, OUT scope text, OUT expires_in integer,
+    OUT description text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	c auth_code%ROWTYPE;
+	cs consent%ROWTYPE;
+BEGIN
+	result := 'invalid_grant';
+	SELECT * INTO c FROM auth_code WHERE code_hash = p_code_hash
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		description := 'The authorization code is invalid.';
+		RETURN;
+	END IF;
+	IF c.used_at IS NOT NULL THEN
+		-- RFC 6749 4.1.2: a replayed code revokes what it issued.
+		PERFORM token_revoke_family(c.family);
+		description := 'The authorization code was already used.';
+		RETURN;
+	END IF;
+	IF c.client_id <> p_client_id THEN
+		description := 'The authorization code was issued to another client.';
+		RETURN;
+	END IF;
+	UPDATE auth_code SET used_at = now() WHERE code_hash = p_code_hash;
+	IF c.expires_at <= now() THEN
+		description := 'The authorization code has expired.';
+		RETURN;
+	END IF;
+	IF p_redirect_uri IS DISTINCT FROM c.redirect_uri THEN
+		description := 'redirect_uri does not match the authorization request.';
+		RETURN;
+	END IF;
+	IF c.code_challenge IS NOT NULL AND
+	    p_verifier_s256 IS DISTINCT FROM c.code_challenge THEN
+		description := 'code_verifier does not match the code_challenge.';
+		RETURN;
+	END IF;
+	IF c.code_challenge IS NULL AND p_verifier_s256 IS NOT NULL THEN
+		description := 'code_verifier sent without a code_challenge.';
+		RETURN;
+	END IF;
+	SELECT * INTO cs FROM consent WHERE id = c.consent_id;
+	IF cs.status <> 'valid' OR cs.valid_until < current_date THEN
+		description := 'The consent is no longer valid.';
+		RETURN;
+	END IF;
+	PERFORM token_issue(c.family, p_client_id, c.consent_id, c.scopes,
+	    p_access_hash, p_refresh_hash, p_access_ttl);
+	result := 'ok';
+	scope := array_to_string(c.scopes, ' ');
+	expires_in := p_access_ttl;
+END;
+$$;
+
+-- Refresh grant with rotation: a spent refresh token presented again
+-- revokes its whole family (RFC 9700 4.14.2).
+CREATE OR REPLACE FUNCTION oauth_refresh_grant(p_refresh_hash bytea, p_client_id text,
+    p_access_hash bytea, p_new_refresh_hash bytea, p_access_ttl integer,
+    OUT result text, OUT scope text, OUT expires_in integer,
+    OUT description text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	t token%ROWTYPE;
+	cs consent%ROWTYPE;
+BEGIN
+	result := 'invalid_grant';
+	SELECT * INTO t FROM token
+	WHERE token_hash = p_refresh_hash AND kind = 'refresh' FOR UPDATE;
+	IF NOT FOUND OR t.client_id <> p_client_id THEN
+		description := 'The refresh token is invalid.';
+		RETURN;
+	END IF;
+	IF t.used_at IS NOT NULL THEN
+		PERFORM token_revoke_family(t.family);
+		description := 'The refresh token was already used.';
+		RETURN;
+	END IF;
+	IF t.revoked_at IS NOT NULL THEN
+		description := 'The refresh token was revoked.';
+		RETURN;
+	END IF;
+	IF t.expires_at <= now() THEN
+		description := 'The refresh token has expired.';
+		RETURN;
+	END IF;
+	SELECT * INTO cs FROM consent WHERE id = t.consent_id;
+	IF cs.status <> 'valid' OR cs.valid_until < current_date THEN
+		description := 'The consent is no longer valid.';
+		RETURN;
+	END IF;
+	UPDATE token SET used_at = now() WHERE token_hash = p_refresh_hash;
+	PERFORM token_issue(t.family, p_client_id, t.consent_id, t.scopes,
+	    p_access_hash, p_new_refresh_hash, p_access_ttl);
+	result := 'ok';
+	scope := array_to_string(t.scopes, ' ');
+	expires_in := p_access_ttl;
+END;
+$$;
+
+-- RFC 7009: revokes a token of this client; a refresh token takes its
+-- family with it. Unknown tokens are not an error.
+CREATE OR REPLACE FUNCTION oauth_revoke(p_token_hash bytea, p_client_id text)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	t token%ROWTYPE;
+BEGIN
+	SELECT * INTO t FROM token WHERE token_hash = p_token_hash
+	    AND client_id = p_client_id;
+	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	IF t.kind = 'refresh' THEN
+		PERFORM token_revoke_family(t.family);
+	ELSE
+		UPDATE token SET revoked_at = now()
+		WHERE token_hash = p_token_hash AND revoked_at IS NULL;
+	END IF;
+END;
+$$;
+
+-- The token endpoint may authenticate a client from a worker's cache of
+-- recently verified secret digests (src/oauth/token.c, only while no
+-- token rate limit is configured), saving a round trip on the hot path.
+-- The grants therefore check here, in the same transaction, that the
+-- client and its TPP are still active: a suspension takes effect at once.
+CREATE OR REPLACE FUNCTION oauth_client_active(p_client_id text) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+	SELECT EXISTS (SELECT 1 FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id
+	    WHERE c.client_id = p_client_id AND c.status = 'active'
+		AND t.status = 'active');
+$$;
+
+CREATE OR REPLACE FUNCTION oauth_code_grant_bound(p_code_hash bytea,
+    p_client_id text, p_redirect_uri text, p_verifier_s256 text,
+    p_access_hash bytea, p_refresh_hash bytea, p_access_ttl integer,
+    p_x5t text, OUT result text, OUT scope text, OUT expires_in integer,
+    OUT description text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF NOT oauth_client_active(p_client_id) THEN
+		result := 'invalid_client';
+		description := 'Client authentication failed.';
+		RETURN;
+	END IF;
+	SELECT g.result, g.scope, g.expires_in, g.description
+	INTO result, scope, expires_in, description
+	FROM oauth_code_grant(p_code_hash, p_client_id, p_redirect_uri,
+	    p_verifier_s256, p_access_hash, p_refresh_hash, p_access_ttl) g;
+	IF result = 'ok' AND p_x5t IS NOT NULL THEN
+		UPDATE token SET cnf_x5t_s256 = p_x5t
+		WHERE token_hash = p_access_hash;
+	END IF;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION oauth_refresh_grant_bound(p_refresh_hash bytea,
+    p_client_id text, p_access_hash bytea, p_new_refresh_hash bytea,
+    p_access_ttl integer, p_x5t text,
+    OUT result text, OUT scope text, OUT expires_in integer,
+    OUT description text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF NOT oauth_client_active(p_client_id) THEN
+		result := 'invalid_client';
+		description := 'Client authentication failed.';
+		RETURN;
+	END IF;
+	SELECT g.result, g.scope, g.expires_in, g.description
+	INTO result, scope, expires_in, description
+	FROM oauth_refresh_grant(p_refresh_hash, p_client_id, p_access_hash,
+	    p_new_refresh_hash, p_access_ttl) g;
+	IF result = 'ok' AND p_x5t IS NOT NULL THEN
+		UPDATE token SET cnf_x5t_s256 = p_x5t
+		WHERE token_hash = p_access_hash;
+	END IF;
+END;
+$$;
+
+-- The bearer check: the token's state and what it grants. PL/pgSQL, not
+-- SQL: a SQL-language function called this way is planned on every call
+-- (about 0.6 ms of the hot path's time here); PL/pgSQL keeps the plan.
+CREATE OR REPLACE FUNCTION bearer_check(p_token_hash bytea,
+    OUT state text, OUT consent_id uuid, OUT client_id text,
+    OUT scopes text[], OUT psu_id bigint, OUT tpp_org_id text,
+    OUT cnf_x5t_s256 text)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+BEGIN
+	SELECT CASE
+	    WHEN t.token_hash IS NULL OR t.kind <> 'access'
+		OR t.revoked_at IS NOT NULL OR c.status <> 'valid'
+		OR c.valid_until < current_date THEN 'invalid'
+	    WHEN t.expires_at <= now() THEN 'expired'
+	    ELSE 'ok' END,
+	    t.consent_id, t.client_id, t.scopes, c.psu_id, tp.org_id,
+	    t.cnf_x5t_s256
+	INTO state, consent_id, client_id, scopes, psu_id, tpp_org_id,
+	    cnf_x5t_s256
+	FROM (SELECT 1) one
+	LEFT JOIN token t ON t.token_hash = p_token_hash
+	LEFT JOIN consent c ON c.id = t.consent_id
+	LEFT JOIN oauth_client oc ON oc.client_id = t.client_id
+	LEFT JOIN tpp tp ON tp.id = oc.tpp_id;
+END;
+$$;
+
+-- Bearer check with the certificate of the presenting connection
+-- (p_x5t, NULL without one): a bound token presented over a connection
+-- with another certificate, or none, is 'invalid' (invalid_token).
+CREATE OR REPLACE FUNCTION bearer_check(p_token_hash bytea, p_x5t text,
+    OUT state text, OUT consent_id uuid, OUT client_id text,
+    OUT scopes text[], OUT psu_id bigint, OUT tpp_org_id text,
+    OUT cnf_x5t_s256 text)
+LANGUAGE sql STABLE AS $$
+	SELECT CASE WHEN b.state = 'ok' AND b.cnf_x5t_s256 IS NOT NULL
+		AND b.cnf_x5t_s256 IS DISTINCT FROM p_x5t THEN 'invalid'
+	    ELSE b.state END,
+	    b.consent_id, b.client_id, b.scopes, b.psu_id, b.tpp_org_id,
+	    b.cnf_x5t_s256
+	FROM bearer_check(p_token_hash) b;
+$$;
+
+-- Password step of the login: counts the address against the login rate
+-- limit and finds the user. No row data when the user is unknown.
+CREATE OR REPLACE FUNCTION login_lookup(p_username text, p_addr text, p_limit integer,
+    OUT rate_ok boolean, OUT psu_id bigint, OUT password_hash text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	rate_ok := rate_hit('login:' || p_addr, p_limit);
+	SELECT id, psu.password_hash INTO psu_id, password_hash
+	FROM psu WHERE username = p_username;
+END;
+$$;
+
+-- Outcome of one authentication factor for a PSU. p_ok false counts a
+-- failure; the fifth consecutive one locks the PSU for p_lock seconds.
+-- result: ok, failed, locked (a lock is reported only with p_ok true,
+-- so that only someone who knows the factor learns of it).
+CREATE OR REPLACE FUNCTION login_factor(p_psu_id bigint, p_ok boolean,
+    p_max_failures integer, p_lock_seconds integer, p_reset boolean)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	p psu%ROWTYPE;
+BEGIN
+	SELECT * INTO p FROM psu WHERE id = p_psu_id FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN 'failed';
+	END IF;
+	IF p.locked_until IS NOT NULL AND p.locked_until > now() THEN
+		RETURN CASE WHEN p_ok THEN 'locked' ELSE 'failed' END;
+	END IF;
+	IF NOT p_ok THEN
+		IF p.failed_logins + 1 >= p_max_failures THEN
+			UPDATE psu SET failed_logins = 0,
+			    locked_until = now() + make_interval(secs => p_lock_seconds)
+			WHERE id = p_psu_id;
+			INSERT INTO audit_log (actor, action, detail)
+			VALUES ('psu:' || p.username, 'psu.locked',
+			    jsonb_build_object('seconds', p_lock_seconds));
+		ELSE
+			UPDATE psu SET failed_logins = failed_logins + 1
+			WHERE id = p_psu_id;
+		END IF;
+		RETURN 'failed';
+	END IF;
+	IF p_reset THEN
+		UPDATE psu SET failed_logins = 0, locked_until = NULL
+		WHERE id = p_psu_id;
+	END IF;
+	RETURN 'ok';
+END;
+$$;
+
+-- TOTP step: p_step is the matched time step (NULL: no match). A step is
+-- accepted once per PSU; success resets the failures and opens a session.
+CREATE OR REPLACE FUNCTION login_totp(p_psu_id bigint, p_step bigint,
+    p_max_failures integer, p_lock_seconds integer, p_session_hash bytea,
+    p_session_idle integer)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+	fresh boolean;
+BEGIN
+	-- Serialise on the PSU so that one code cannot be used twice at once.
+	PERFORM 1 FROM psu WHERE id = p_psu_id FOR UPDATE;
+	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM psu
+	    WHERE id = p_psu_id AND totp_last_step < p_step);
+	r := login_factor(p_psu_id, fresh, p_max_failures, p_lock_seconds,
+	    true);
+	IF r <> 'ok' THEN
+		RETURN r;
+	END IF;
+	UPDATE psu SET totp_last_step = p_step WHERE id = p_psu_id;
+	INSERT INTO web_session (id_hash, subject_kind, subject_id, expires_at)
+	VALUES (p_session_hash, 'psu', p_psu_id,
+	    now() + make_interval(secs => p_session_idle));
+	RETURN 'ok';
+END;
+$$;
+
+-- A live PSU session (idle timeout renewed on use), or NULL.
+CREATE OR REPLACE FUNCTION session_psu(p_session_hash bytea, p_idle integer)
+RETURNS bigint LANGUAGE sql AS $$
+	UPDATE web_session SET last_seen_at = now(),
+	    expires_at = now() + make_interval(secs => p_idle)
+	WHERE id_hash = p_session_hash AND subject_kind = 'psu'
+	    AND expires_at > now()
+	RETURNING subject_id;
+$$;
+
+-- Consent approval: checks the session belongs to p_psu_id, that every
+-- chosen account is the PSU's, then stores the consent and the code.
+-- result: ok, no_session, bad_account, client_inactive.
+CREATE OR REPLACE FUNCTION consent_approve(p_session_hash bytea, p_idle integer,
+    p_psu_id bigint, p_client_id text, p_scopes text[],
+    p_accounts text[], p_valid_days integer, p_redirect_uri text,
+    p_code_challenge text, p_code_hash bytea, p_code_ttl integer,
+    p_consent_id uuid, p_family uuid)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n integer;
+BEGIN
+	IF session_psu(p_session_hash, p_idle) IS DISTINCT FROM p_psu_id THEN
+		RETURN 'no_session';
+	END IF;
+	PERFORM 1 FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id
+	WHERE c.client_id = p_client_id AND c.status = 'active'
+	    AND t.status = 'active';
+	IF NOT FOUND THEN
+		RETURN 'client_inactive';
+	END IF;
+	SELECT count(*) INTO n FROM account
+	WHERE psu_id = p_psu_id AND resource_id = ANY (p_accounts);
+	IF n <> cardinality(p_accounts) THEN
+		RETURN 'bad_account';
+	END IF;
+	INSERT INTO consent (id, psu_id, client_id, scopes, valid_until, sca_at)
+	VALUES (p_consent_id, p_psu_id, p_client_id, p_scopes,
+	    current_date + p_valid_days, now());
+	INSERT INTO consent_account (consent_id, account_id)
+	SELECT p_consent_id, id FROM account
+	WHERE psu_id = p_psu_id AND resource_id = ANY (p_accounts);
+	INSERT INTO auth_code (code_hash, family, client_id, redirect_uri,
+	    consent_id, code_challenge, scopes, expires_at)
+	VALUES (p_code_hash, p_family, p_client_id, p_redirect_uri,
+	    p_consent_id, p_code_challenge, p_scopes,
+	    now() + make_interval(secs => p_code_ttl));
+	RETURN 'ok';
+END;
+$$;

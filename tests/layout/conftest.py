@@ -1,0 +1,1 @@
+"""Layout suite: checks of the source tree itself (no service needed)."""
