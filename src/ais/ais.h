@@ -6,7 +6,7 @@
  *	   bearer token's form, the TPP verdict (signature, certificate,
  *	   role), the PSU-IP-Address header and the endpoint's input.
  *	2. One query, one round trip. Either the endpoint's SQL function
- *	   (src/db/migrations/061_ais_one_way_functions.sql), which does the
+ *	   (src/db/functions/30_ais.sql), which does the
  *	   bearer check, the certificate's TPP against the token's, the
  *	   x-request-id replay mark, the consent, the unattended limit, the
  *	   access record and the data in one transaction, and returns the

@@ -58,8 +58,8 @@ static const struct setting_rule	rules[] = {
 	{ "unsigned_roles", SET_ROLES, 0, 0, NULL },
 	{ "trust_dir", SET_PATH, 0, 0, NULL },
 	{ "crl_dir", SET_PATH, 0, 0, NULL },
-	/* The replay memory (24 h) must outlast 2 x skew: see
-	 * src/db/migrations/060_ais_one_way.sql. */
+	/* The replay memory (24 h, psd2_purge_ais) must outlast 2 x skew:
+	 * see src/db/migrations/060_ais_one_way.sql. */
 	{ "clock_skew", SET_INT, 1, 3600, NULL },
 	{ "cert_cache", SET_INT, 1, 100000, NULL },
 	{ "device_vidpid", SET_VIDPID, 0, 0, NULL },

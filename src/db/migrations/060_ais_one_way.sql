@@ -1,10 +1,10 @@
 -- 060_ais_one_way (issue 8): schema for the one-way AIS path.
 --
 -- * The service settles the TPP verdict and the input before its one
---   query; the endpoint functions (061_ais_one_way_functions.sql) return
+--   query; the endpoint functions (src/db/functions/30_ais.sql) return
 --   the data or one named refusal (ais_refusal), never 'verdict' or
 --   'input' placeholders. The functions and types of 010 that carried
---   those are dropped here and defined anew in 061.
+--   those are dropped here; the functions file defines the new ones.
 -- * The access record keeps the PSU's IP address (PSU-IP-Address, which
 --   the service accepts only as an IPv4/IPv6 address).
 -- * frequencyPerDay of a consent is 1..4 (RTS Art. 36(5)(b); the Berlin
@@ -13,7 +13,7 @@
 -- * x-request-id replay marks survive a database crash: signatures must
 --   sign date (or sigT), so a captured request is usable for at most
 --   twice psd2_clock_skew (at most 2 x 3600 s); the marks are kept 24
---   hours (psd2_purge_ais, ais_gate), far longer, and an UNLOGGED table
+--   hours (psd2_purge_ais, ais_gate), far longer; an UNLOGGED table
 --   would forget them all at a crash while those requests are still
 --   fresh. The insert shares the access record's transaction (WAL and
 --   asynchronous commit), so this costs little on the hot path.
@@ -26,22 +26,28 @@ ALTER TABLE consent ADD CONSTRAINT consent_frequency_per_day
 
 ALTER TABLE request_replay SET LOGGED;
 
-DROP FUNCTION ais_account_list(bytea, boolean, boolean, text, uuid, text,
-    boolean, integer);
-DROP FUNCTION ais_account_balance(bytea, boolean, boolean, text, uuid, text,
-    boolean, integer, boolean, text);
-DROP FUNCTION ais_transactions(bytea, boolean, boolean, text, uuid, text,
-    boolean, integer, boolean, text, date, date, integer, integer);
-DROP FUNCTION ais_funds_confirmation(bytea, boolean, boolean, text, uuid,
-    text, boolean, integer, boolean, text, text, bigint);
-DROP FUNCTION ais_consent_current(bytea, boolean, boolean, text, uuid, text,
-    boolean, integer, boolean);
-DROP FUNCTION ais_gate(bytea, boolean, boolean, text, uuid, text, text);
-DROP FUNCTION ais_access(uuid, timestamptz, text, bigint, uuid, text,
-    boolean, boolean, integer);
-DROP FUNCTION ais_exceeded();
-DROP FUNCTION ais_unknown(text);
-DROP FUNCTION ais_input();
+-- IF EXISTS: a database first migrated with an earlier 010 (see
+-- repairs/010_ais.sql) never had the p_x5t signatures, which the
+-- functions files, applied after the migrations, would only now create.
+
+DROP FUNCTION IF EXISTS ais_account_list(bytea, boolean, boolean, text,
+    uuid, text, boolean, integer);
+DROP FUNCTION IF EXISTS ais_account_balance(bytea, boolean, boolean, text,
+    uuid, text, boolean, integer, boolean, text);
+DROP FUNCTION IF EXISTS ais_transactions(bytea, boolean, boolean, text,
+    uuid, text, boolean, integer, boolean, text, date, date, integer,
+    integer);
+DROP FUNCTION IF EXISTS ais_funds_confirmation(bytea, boolean, boolean,
+    text, uuid, text, boolean, integer, boolean, text, text, bigint);
+DROP FUNCTION IF EXISTS ais_consent_current(bytea, boolean, boolean, text,
+    uuid, text, boolean, integer, boolean);
+DROP FUNCTION IF EXISTS ais_gate(bytea, boolean, boolean, text, uuid, text,
+    text);
+DROP FUNCTION IF EXISTS ais_access(uuid, timestamptz, text, bigint, uuid,
+    text, boolean, boolean, integer);
+DROP FUNCTION IF EXISTS ais_exceeded();
+DROP FUNCTION IF EXISTS ais_unknown(text);
+DROP FUNCTION IF EXISTS ais_input();
 DROP TYPE ais_gate_result;
 DROP TYPE ais_answer;
 
