@@ -20,8 +20,8 @@ int	ais_account_balance(struct http_request *);
 #define BALANCE_BODY_MAX	4096
 
 static const char sql_balance[] =
-    "SELECT status, code, path, text, body "
-    "FROM ais_account_balance($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+    "SELECT refusal, detail, body "
+    "FROM ais_account_balance($1, $2, $3, $4, $5, $6, $7)";
 
 /* The referenceId of the body, or NULL with the input error recorded. */
 static char *
@@ -64,13 +64,10 @@ ais_account_balance(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		c = ais_call_new(req);
+		c->resource_path = "referenceId";
 		ref = balance_reference(req, c);
-		if (ais_begin(req, c, sql_balance, TPP_ROLE_AI) == -1) {
-			kore_free(ref);
-			return (KORE_RESULT_OK);
-		}
-		ais_param_input_ok(c);
-		db_param(&c->q, ref);
+		if (ais_begin(req, c, sql_balance, TPP_ROLE_AI))
+			db_param(&c->q, ref);
 		kore_free(ref);
 	}
 	return (ais_finish(req, http_state_get(req)));

@@ -12,8 +12,8 @@
 int	ais_account_list(struct http_request *);
 
 static const char sql_list[] =
-    "SELECT status, code, path, text, body "
-    "FROM ais_account_list($1, $2, $3, $4, $5, $6, $7, $8)";
+    "SELECT refusal, detail, body "
+    "FROM ais_account_list($1, $2, $3, $4, $5, $6)";
 
 int
 ais_account_list(struct http_request *req)
@@ -22,8 +22,7 @@ ais_account_list(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		c = ais_call_new(req);
-		if (ais_begin(req, c, sql_list, TPP_ROLE_AI) == -1)
-			return (KORE_RESULT_OK);
+		(void)ais_begin(req, c, sql_list, TPP_ROLE_AI);
 	}
 	return (ais_finish(req, http_state_get(req)));
 }

@@ -1,14 +1,23 @@
 /*
  * Account information endpoints (spec 4.4 to 4.6, funds confirmation,
- * consents/current). Every call is one PostgreSQL round trip: the
- * endpoint's SQL function (src/db/migrations/010_ais.sql) takes the
- * bearer token's digest, the TPP verdict and the parsed input, does every
- * check in the documented order and writes the access record, and returns
- * an outcome or the finished JSON body, which is passed through as is.
+ * consents/current). The path of one call runs one way:
+ *
+ *	1. C settles everything it can judge alone, before any query: the
+ *	   bearer token's form, the TPP verdict (signature, certificate,
+ *	   role), the PSU-IP-Address header and the endpoint's input.
+ *	2. One query, one round trip. Either the endpoint's SQL function
+ *	   (src/db/functions/30_ais.sql), which does the
+ *	   bearer check, the certificate's TPP against the token's, the
+ *	   x-request-id replay mark, the consent, the unattended limit, the
+ *	   access record and the data in one transaction, and returns the
+ *	   finished body or one named refusal (enum ais_refusal); or, when
+ *	   step 1 already refused, only the bearer check.
+ *	3. The answer is written once, by ais_finish().
  *
  * Order of answers: bearer token (the spec's 401 bodies), TPP verdict,
- * certificate organisation vs the token's TPP, PSD2 role, x-request-id
- * replay, scope, input format, period, resource, unattended limit.
+ * PSD2 role, PSU-IP-Address and input format, certificate organisation
+ * vs the token's TPP, x-request-id replay, scope, period, resource,
+ * unattended limit.
  */
 #ifndef PSD2_AIS_H
 #define PSD2_AIS_H
@@ -22,46 +31,58 @@
 struct http_request;
 
 #define AIS_TEXT_MAX	256
+/* inet_ntop's INET6_ADDRSTRLEN, without <arpa/inet.h> here. */
+#define AIS_IP_MAX	46
+
+/* A refusal settled in C (status 0: none). */
+struct ais_refusal {
+	int	status;
+	char	code[40];
+	char	path[64];
+	char	text[AIS_TEXT_MAX];
+};
 
 struct ais_call {
 	struct db_query		q;
 	struct tpp_verdict	verdict;
 	const char		*token;		/* as sent, for the 401 body */
-	int			 roles;		/* TPP_ROLE_* the endpoint needs */
-	int			 has_input_error;
-	int			 input_status;
-	char			 input_code[32];
-	char			 input_path[64];
-	char			 input_text[AIS_TEXT_MAX];
+	const char		*resource_path;	/* path of RESOURCE_UNKNOWN */
+	int			 answered;	/* sent before any query */
+	struct ais_refusal	 input;		/* first input error */
+	struct ais_refusal	 refusal;	/* what step 1 settled */
+	char			 psu_ip[AIS_IP_MAX];	/* "" when absent */
 };
 
 struct ais_settings {
 	int	page_size;		/* psd2_page_size */
-	int	unattended_limit;	/* psd2_unattended_limit, 0 = off */
+	int	unattended_limit;	/* psd2_unattended_limit (1..4) */
 };
 
+/* Reads the settings in the parent (validated by settings_validate()). */
+void				 ais_settings_load(void);
 const struct ais_settings	*ais_settings(void);
 
 /* http_state for an endpoint: a fresh ais_call freed with the request. */
 struct ais_call	*ais_call_new(struct http_request *);
 
-/* Records an input error; answered only if the SQL prelude passes. */
+/* Records an input error (the first one is reported). */
 void	ais_input_error(struct ais_call *, int, const char *, const char *,
 	    const char *, ...) __attribute__((format(printf, 5, 6)));
 
 /*
- * Verifies the request (TPP verdict), reads the bearer token and starts
- * the query sql with the common parameters $1..$7: token digest,
- * verdict ok, role ok (any of the TPP_ROLE_* bits of roles),
- * certificate org id, x-request-id, PSU present, unattended limit. Returns 0, or -1 when an answer was sent (a token
- * that cannot be one of ours: 401 without asking the database).
+ * Step 1 and the start of step 2 for an endpoint needing one of roles
+ * (TPP_ROLE_* bits). Returns 1 when the endpoint's query sql was started
+ * with the common parameters
+ *	$1 token digest, $2 TLS client certificate thumbprint (x5t#S256),
+ *	$3 certificate organizationIdentifier, $4 x-request-id (signed
+ *	requests only), $5 PSU-IP-Address, $6 psd2_unattended_limit
+ * and the endpoint must add its own ($7...); 0 when it must not (the
+ * answer was sent, or a refusal waits for the bearer check).
  */
 int	ais_begin(struct http_request *, struct ais_call *, const char *,
 	    int);
-/* $8 of the endpoints that take input: no input error was recorded. */
-void	ais_param_input_ok(struct ais_call *);
 
-/* Drives the query and answers; a Kore handler result. */
+/* Drives the query and writes the answer; a Kore handler result. */
 int	ais_finish(struct http_request *, struct ais_call *);
 
 /* The request body (at most max bytes) as a NUL-terminated kore_malloc'ed
@@ -73,5 +94,9 @@ int	ais_date_valid(const char *);
 
 /* Account resource ids: [A-Za-z0-9._-]{1,64}. */
 int	ais_resource_id_valid(const char *);
+
+/* An IPv4 or IPv6 address as inet_pton(3) reads it, normalised into out
+ * (AIS_IP_MAX). Returns 0, or -1. */
+int	ais_ip_normalise(const char *, char *);
 
 #endif

@@ -1,9 +1,13 @@
 /*
  * Input helpers of the AIS endpoints: the request body, dates, resource
- * ids. Values are checked here precisely; the Kore validators only bound
+ * ids, the PSU's IP address. Values are checked here precisely; the Kore validators only bound
  * sizes.
  */
 #include <sys/types.h>
+#include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <ctype.h>
 #include <string.h>
@@ -89,4 +93,18 @@ ais_resource_id_valid(const char *s)
 			return (0);
 	}
 	return (1);
+}
+
+int
+ais_ip_normalise(const char *s, char *out)
+{
+	struct in6_addr	a6;
+	struct in_addr	a4;
+
+	/* inet_pton takes only the plain forms: no prefix, zone or port. */
+	if (inet_pton(AF_INET, s, &a4) == 1)
+		return (inet_ntop(AF_INET, &a4, out, AIS_IP_MAX) ? 0 : -1);
+	if (inet_pton(AF_INET6, s, &a6) == 1)
+		return (inet_ntop(AF_INET6, &a6, out, AIS_IP_MAX) ? 0 : -1);
+	return (-1);
 }

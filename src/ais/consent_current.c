@@ -13,8 +13,8 @@
 int	ais_consent_current(struct http_request *);
 
 static const char sql_consent[] =
-    "SELECT status, code, path, text, body "
-    "FROM ais_consent_current($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+    "SELECT refusal, detail, body "
+    "FROM ais_consent_current($1, $2, $3, $4, $5, $6, $7)";
 
 int
 ais_consent_current(struct http_request *req)
@@ -24,11 +24,9 @@ ais_consent_current(struct http_request *req)
 	if (!http_state_exists(req)) {
 		c = ais_call_new(req);
 		/* An AIS or a confirmation-of-funds consent. */
-		if (ais_begin(req, c, sql_consent,
-		    TPP_ROLE_AI | TPP_ROLE_IC) == -1)
-			return (KORE_RESULT_OK);
-		db_param(&c->q, req->method == HTTP_METHOD_DELETE ?
-		    "true" : "false");
+		if (ais_begin(req, c, sql_consent, TPP_ROLE_AI | TPP_ROLE_IC))
+			db_param(&c->q, req->method == HTTP_METHOD_DELETE ?
+			    "true" : "false");
 	}
 	return (ais_finish(req, http_state_get(req)));
 }

@@ -32,9 +32,8 @@ int	ais_funds_confirmation(struct http_request *);
 #define FUNDS_REAL_MAX		1e13
 
 static const char sql_funds[] =
-    "SELECT status, code, path, text, body "
-    "FROM ais_funds_confirmation($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-    "$11, $12)";
+    "SELECT refusal, detail, body "
+    "FROM ais_funds_confirmation($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 struct funds_input {
 	char		iban[FUNDS_IBAN_MAX];
@@ -165,19 +164,17 @@ ais_funds_confirmation(struct http_request *req)
 {
 	struct ais_call		*c;
 	struct funds_input	 in;
-	int			 ok;
 
 	if (!http_state_exists(req)) {
 		c = ais_call_new(req);
+		c->resource_path = "account.iban";
 		memset(&in, 0, sizeof(in));
 		funds_parse(req, c, &in);
-		if (ais_begin(req, c, sql_funds, TPP_ROLE_IC) == -1)
-			return (KORE_RESULT_OK);
-		ok = !c->has_input_error;
-		ais_param_input_ok(c);
-		db_param(&c->q, ok ? in.iban : NULL);
-		db_param(&c->q, ok ? in.currency : NULL);
-		db_param_int(&c->q, ok ? in.minor : 0);
+		if (ais_begin(req, c, sql_funds, TPP_ROLE_IC)) {
+			db_param(&c->q, in.iban);
+			db_param(&c->q, in.currency);
+			db_param_int(&c->q, in.minor);
+		}
 	}
 	return (ais_finish(req, http_state_get(req)));
 }

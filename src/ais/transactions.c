@@ -25,9 +25,8 @@ int	ais_transactions(struct http_request *);
 #define TX_PAGE_DIGITS	9
 
 static const char sql_transactions[] =
-    "SELECT status, code, path, text, body "
-    "FROM ais_transactions($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-    "$12, $13, $14)";
+    "SELECT refusal, detail, body "
+    "FROM ais_transactions($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 
 struct tx_query {
 	char	from[TX_VALUE_MAX];
@@ -132,17 +131,14 @@ tx_check(struct ais_call *c, struct tx_query *tq)
 	tq->page_index = strtol(tq->page, NULL, 10);
 }
 
+/* $7.. of ais_transactions(); only for input without errors. */
 static void
 tx_params(struct ais_call *c, struct tx_query *tq)
 {
-	int	ok;
-
-	ok = !c->has_input_error;
-	ais_param_input_ok(c);
 	db_param(&c->q, tq->account[0] ? tq->account : NULL);
-	db_param(&c->q, ok && tq->has_from ? tq->from : NULL);
-	db_param(&c->q, ok && tq->has_to ? tq->to : NULL);
-	db_param_int(&c->q, ok ? tq->page_index : 0);
+	db_param(&c->q, tq->has_from ? tq->from : NULL);
+	db_param(&c->q, tq->has_to ? tq->to : NULL);
+	db_param_int(&c->q, tq->page_index);
 	db_param_int(&c->q, ais_settings()->page_size);
 }
 
@@ -154,13 +150,13 @@ ais_transactions(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		c = ais_call_new(req);
+		c->resource_path = "account-id";
 		memset(&tq, 0, sizeof(tq));
 		tx_account(req, &tq);
 		tx_parse_query(req, c, &tq);
 		tx_check(c, &tq);
-		if (ais_begin(req, c, sql_transactions, TPP_ROLE_AI) == -1)
-			return (KORE_RESULT_OK);
-		tx_params(c, &tq);
+		if (ais_begin(req, c, sql_transactions, TPP_ROLE_AI))
+			tx_params(c, &tq);
 	}
 	return (ais_finish(req, http_state_get(req)));
 }

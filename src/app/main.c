@@ -15,6 +15,7 @@
 
 #include "app/app.h"
 #include "app/housekeeping.h"
+#include "ais/ais.h"
 #include "api/respond.h"
 #include "common/settings.h"
 #include "tpp/tpp.h"
@@ -73,12 +74,7 @@ app_load_settings(void)
 	app_cfg.consent_max_days = settings_int("consent_max_days", 180);
 	app_cfg.purge_interval = settings_int("purge_interval", 60);
 
-	if (app_cfg.consent_max_days < 1 || app_cfg.consent_max_days > 180 ||
-	    app_cfg.consent_default_days < 1 ||
-	    app_cfg.consent_default_days > app_cfg.consent_max_days)
-		fatal("psd2_consent_*_days: 1 <= default <= max <= 180");
-	if (app_cfg.access_token_ttl < 1 || app_cfg.code_ttl < 1)
-		fatal("psd2_access_token_ttl and psd2_code_ttl must be > 0");
+	/* Ranges and relations: settings_validate(), before this. */
 }
 
 static void
@@ -109,6 +105,10 @@ kore_parent_configure(int argc, char **argv)
 
 	if (settings_load(path, &text, err, sizeof(err)) == -1)
 		fatal("%s", err);
+	/* Every psd2_ value, before anything uses one (and before a worker
+	 * could meet it at its first request). */
+	if (settings_validate(err, sizeof(err)) == -1)
+		fatal("%s: %s", path, err);
 	if (settings_get("db", NULL) == NULL)
 		fatal("%s: psd2_db is not set", path);
 
@@ -119,6 +119,7 @@ kore_parent_configure(int argc, char **argv)
 	free(text);
 
 	app_load_settings();
+	ais_settings_load();
 	app_load_keys("form_keys", &app_form_keys);
 	app_load_keys("totp_keys", &app_totp_keys);
 	app_load_keys("client_keys", &app_client_keys);

@@ -19,7 +19,7 @@ static const char	months[12][4] = {
 	"Jul", "Aug", "Sep", "Oct", "Nov", "Dec"
 };
 
-static int64_t
+int64_t
 days_from_civil(int64_t y, int m, int d)
 {
 	int64_t		era, yoe, doy, doe;

@@ -19,6 +19,10 @@
  */
 int	httpdate_parse(const char *s, int64_t *epoch);
 
+/* Days since 1970-01-01 of a proleptic Gregorian date (m 1-12, d 1-31;
+ * H. Hinnant's algorithm). Shared with the JWS sigT parser. */
+int64_t	days_from_civil(int64_t y, int m, int d);
+
 /* Formats epoch (years 0000-9999) into out. Returns 0, or -1. */
 int	httpdate_format(int64_t epoch, char out[30]);
 

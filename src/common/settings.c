@@ -212,37 +212,73 @@ settings_get(const char *name, const char *def)
 	return (def);
 }
 
+int
+settings_parse_int(const char *v, int64_t *out)
+{
+	char		*end;
+	long long	 n;
+
+	if (*v == '\0' || isspace((unsigned char)*v) || *v == '+')
+		return (-1);
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0')
+		return (-1);
+	*out = (int64_t)n;
+	return (0);
+}
+
+int
+settings_parse_bool(const char *v, int *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "1"))
+		*out = 1;
+	else if (!strcmp(v, "no") || !strcmp(v, "off") || !strcmp(v, "0"))
+		*out = 0;
+	else
+		return (-1);
+	return (0);
+}
+
 int64_t
 settings_int(const char *name, int64_t def)
 {
 	const char	*v;
-	char		*end;
-	long long	 n;
+	int64_t		 n;
 
 	if ((v = settings_get(name, NULL)) == NULL)
 		return (def);
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0') {
+	/* settings_validate() has refused a malformed value at startup. */
+	if (settings_parse_int(v, &n) == -1) {
 		fprintf(stderr, "psd2_%s: not an integer: %s\n", name, v);
 		exit(1);
 	}
-	return ((int64_t)n);
+	return (n);
 }
 
 int
 settings_bool(const char *name, int def)
 {
 	const char	*v;
+	int		 b;
 
 	if ((v = settings_get(name, NULL)) == NULL)
 		return (def);
-	if (!strcmp(v, "yes") || !strcmp(v, "on") || !strcmp(v, "1"))
-		return (1);
-	if (!strcmp(v, "no") || !strcmp(v, "off") || !strcmp(v, "0"))
-		return (0);
-	fprintf(stderr, "psd2_%s: not yes/no: %s\n", name, v);
-	exit(1);
+	if (settings_parse_bool(v, &b) == -1) {
+		fprintf(stderr, "psd2_%s: not yes/no: %s\n", name, v);
+		exit(1);
+	}
+	return (b);
+}
+
+int
+settings_at(size_t i, const char **name, const char **value)
+{
+	if (i >= settings_count)
+		return (-1);
+	*name = settings[i].name;
+	*value = settings[i].value;
+	return (0);
 }
 
 const char *

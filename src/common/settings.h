@@ -29,6 +29,23 @@ const char	*settings_get(const char *name, const char *def);
 int64_t		 settings_int(const char *name, int64_t def);
 int		 settings_bool(const char *name, int def);
 
+/* The i-th setting read (name without the prefix); -1 past the end. */
+int		 settings_at(size_t, const char **, const char **);
+
+/*
+ * Checks every loaded setting against the list of known settings, their
+ * types and ranges (settings_check.c). Returns 0, or -1 with a message
+ * naming the setting in err.
+ */
+int		 settings_validate(char *err, size_t errlen);
+
+/* Value parsers shared with settings_validate(); 0 or -1. */
+int		 settings_parse_int(const char *, int64_t *);
+int		 settings_parse_bool(const char *, int *);
+/* PSD2 role names (PSP_AS PSP_PI PSP_AI PSP_IC, or none) as role bits
+ * 0x01, 0x02, 0x04, 0x08 (those of src/tpp/tpp.h). */
+int		 settings_parse_roles(const char *, int *);
+
 /* The folder of the loaded file, for resolving relative paths. */
 const char	*settings_dir(void);
 

@@ -15,6 +15,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: psd2ctl -c FILE command ...\n"
+	    "  check-settings            check the file's psd2_ settings\n"
 	    "  keys-init                 create missing key files\n"
 	    "  migrate                   apply schema migrations\n"
 	    "  sandbox-seed              load the sandbox demo data\n"
@@ -103,6 +104,15 @@ main(int argc, char **argv)
 	if (settings_load(conf, NULL, err, sizeof(err)) == -1) {
 		fprintf(stderr, "psd2ctl: %s\n", err);
 		return (1);
+	}
+	/* The same check as psd2gate's at startup (settings_check.c). */
+	if (settings_validate(err, sizeof(err)) == -1) {
+		fprintf(stderr, "psd2ctl: %s: %s\n", conf, err);
+		return (1);
+	}
+	if (strcmp(argv[0], "check-settings") == 0) {
+		printf("%s: settings valid\n", conf);
+		return (0);
 	}
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "common/encoding.h"
+#include "common/httpdate.h"
 #include "tpp/jws.h"
 
 #define JWS_PROTECTED_MAX	4096
@@ -30,20 +31,6 @@ digits(const char *s, int n, int *out)
 	}
 	*out = v;
 	return (0);
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t	era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return (era * 146097 + doe - 719468);
 }
 
 int

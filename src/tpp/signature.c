@@ -63,8 +63,8 @@ sig_listed(const char *const *names, size_t n, const char *name)
 }
 
 int
-tpp_sig_rules(const char *const *names, size_t n, tpp_header_fn get,
-    void *arg, char *err, size_t errlen)
+tpp_sig_rules(const char *const *names, size_t n, int need_date,
+    tpp_header_fn get, void *arg, char *err, size_t errlen)
 {
 	size_t	i, j;
 	int	count;
@@ -82,6 +82,11 @@ tpp_sig_rules(const char *const *names, size_t n, tpp_header_fn get,
 	    !sig_listed(names, n, "x-request-id")) {
 		snprintf(err, errlen, "the signed headers must include digest "
 		    "and x-request-id");
+		return (-1);
+	}
+	if (need_date && !sig_listed(names, n, "date")) {
+		snprintf(err, errlen, "the signed headers must include date, "
+		    "so that a signature cannot be replayed later");
 		return (-1);
 	}
 	for (i = 0; i < sizeof(sig_if_sent) / sizeof(sig_if_sent[0]); i++) {

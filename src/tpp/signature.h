@@ -29,10 +29,13 @@ enum tpp_sig_alg	tpp_sig_alg_jws(const char *);
 /*
  * The Berlin Group rules on the signed list: digest and x-request-id
  * always; psu-id, psu-corporate-id and tpp-redirect-uri when sent; no
- * name twice. Returns 0, or -1 with a reason.
+ * name twice. With need_date also date: this bank's rule for
+ * draft-cavage signatures, so that the clock skew bounds how long a
+ * captured signature stays usable (a JWS signs its time as sigT).
+ * Returns 0, or -1 with a reason.
  */
-int	tpp_sig_rules(const char *const *, size_t, tpp_header_fn, void *,
-	    char *, size_t);
+int	tpp_sig_rules(const char *const *, size_t, int need_date,
+	    tpp_header_fn, void *, char *, size_t);
 
 /*
  * "name: value" lines joined by "\n" in list order. (request-target) is

@@ -6,8 +6,9 @@
  * the endpoint's single SQL statement with the verdict passed in.
  *
  * Order of answers on an API endpoint: bearer token first, then this
- * verdict, then the certificate's organizationIdentifier against the
- * token's TPP, then the role, then the replay mark, then scope/consent.
+ * verdict, then the role (both settled in C), then the certificate's
+ * organizationIdentifier against the token's TPP, the replay mark and
+ * scope/consent (in SQL); see src/ais/ais.h.
  */
 #ifndef PSD2_TPP_H
 #define PSD2_TPP_H
@@ -23,11 +24,13 @@ struct http_request;
 #define TPP_ROLE_IC	0x08	/* PSP_IC */
 
 struct tpp_verdict {
-	int	status;		/* 0: verified (or signing off), else HTTP status */
+	int	status;		/* 0: verified (or unsigned, signing off) */
 	char	code[40];	/* Berlin Group code when status != 0 */
 	char	text[256];	/* what is wrong, for the TPP developer */
 	char	org_id[128];	/* certificate organizationIdentifier, "" if none */
-	int	roles;		/* TPP_ROLE_* of the certificate */
+	/* TPP_ROLE_* of the certificate; of an unsigned request (signing
+	 * off) only those of psd2_unsigned_roles, by default none. */
+	int	roles;
 	char	request_id[40];	/* x-request-id when a valid UUID, else "" */
 	int	signed_request;	/* a signature was verified */
 	/*
@@ -45,7 +48,7 @@ struct tpp_verdict {
  */
 void	tpp_verify_request(struct http_request *, struct tpp_verdict *);
 
-/* 1 when role (TPP_ROLE_*) is in the verdict, or signing is off and unsigned. */
+/* 1 when role (TPP_ROLE_*) is in the verdict's roles. */
 int	tpp_has_role(const struct tpp_verdict *, int);
 
 /* Loads trust anchors etc. in the parent; -1 on a configuration error. */

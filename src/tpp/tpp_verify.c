@@ -2,7 +2,9 @@
  * Kore side of TPP verification: settings, the per-worker trust store and
  * certificate cache, and the request adapter for the verdict in
  * verdict.c. The settings:
- *	psd2_signing_required	yes|no (default no)
+ *	psd2_signing_required	yes|no (default yes)
+ *	psd2_unsigned_roles	PSD2 roles an unsigned request holds, only
+ *				with signing off (default none)
  *	psd2_trust_dir		folder of CA certificates (PEM)
  *	psd2_crl_dir		folder of CRL files (optional); with a
  *				chroot (root), put it under root so that
@@ -38,10 +40,20 @@ int
 tpp_init(void)
 {
 	char		trust[PATH_MAX], crl[PATH_MAX], err[256];
+	const char	*roles;
 	int64_t		max;
 	int		have_crl;
 
-	tpp_cfg.required = settings_bool("signing_required", 0);
+	tpp_cfg.required = settings_bool("signing_required", 1);
+	/*
+	 * An unsigned request proves no role. Only a configuration that
+	 * turns signing off may grant it some, and must name them
+	 * (settings_validate() has checked both).
+	 */
+	roles = settings_get("unsigned_roles", "none");
+	if (tpp_cfg.required ||
+	    settings_parse_roles(roles, &tpp_cfg.unsigned_roles) == -1)
+		tpp_cfg.unsigned_roles = 0;
 	tpp_cfg.skew = settings_int("clock_skew", 300);
 	max = settings_int("cert_cache", 512);
 	if (tpp_cfg.skew < 1 || tpp_cfg.skew > 3600 || max < 1 ||
@@ -163,8 +175,6 @@ tpp_verify_request(struct http_request *req, struct tpp_verdict *v)
 int
 tpp_has_role(const struct tpp_verdict *v, int role)
 {
-	if (!v->signed_request)
-		return (1);
 	return ((v->roles & role) != 0);
 }
 
@@ -172,12 +182,22 @@ void
 tpp_role_text(const struct tpp_verdict *v, int role, char *out,
     size_t outlen)
 {
-	char		have[48];
+	char		have[48], need[56];
 	const char	*name;
 
+	if ((name = tpp_role_name(role)) != NULL)
+		snprintf(need, sizeof(need), "%s", name);
+	else {
+		memcpy(need, "one of ", 8);
+		tpp_roles_format(role, need + 7, sizeof(need) - 7);
+	}
+	if (!v->signed_request) {
+		snprintf(out, outlen, "The request is not signed, so it proves "
+		    "no PSD2 role, and this service needs %s: sign it with the "
+		    "TPP's QSealC.", need);
+		return;
+	}
 	tpp_roles_format(v->roles, have, sizeof(have));
-	name = tpp_role_name(role);
 	snprintf(out, outlen, "The TPP certificate's PSD2 roles (%s) do not "
-	    "include %s, which this service needs.", have,
-	    name ? name : "the required role");
+	    "include %s, which this service needs.", have, need);
 }

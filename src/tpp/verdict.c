@@ -7,8 +7,9 @@
  *	4. certificate: chain, validity, CRL,	401 CERTIFICATE_INVALID,
  *	   key usage, QCStatement, org id	    _EXPIRED, _BLOCKED
  *	6. signature (draft-cavage or JWS)	401 SIGNATURE_INVALID
- * Step 5 (role) and the organizationIdentifier against the token's TPP
- * belong to the endpoint's SQL statement, with org_id and roles from here.
+ * Step 5 (role) is the endpoint's (src/ais/ais_call.c), with the roles
+ * from here; the organizationIdentifier against the token's TPP belongs
+ * to the endpoint's SQL statement, with org_id from here.
  * Syntax errors of a header are step 1; what needs the certificate or
  * other headers to judge is the later step.
  */
@@ -364,7 +365,7 @@ signing_input(const struct tpp_input *in, const char *const *names,
 	char	err[160];
 	int	len;
 
-	if (tpp_sig_rules(names, n, in->header, in->arg, err,
+	if (tpp_sig_rules(names, n, !c->jws, in->header, in->arg, err,
 	    sizeof(err)) == -1)
 		return (fail(v, 401, "SIGNATURE_INVALID", "Signature: %s.",
 		    err));
@@ -457,8 +458,12 @@ tpp_verdict_run(const struct tpp_config *cfg, const struct tpp_input *in,
 	memset(v, 0, sizeof(*v));
 	c->info = NULL;
 	c->jws = 0;
-	if ((rc = step_presence(cfg, in, c, v)) != 0)
+	if ((rc = step_presence(cfg, in, c, v)) != 0) {
+		/* Unsigned (signing off): only the roles configured for it. */
+		if (rc == 1)
+			v->roles = cfg->unsigned_roles;
 		return;
+	}
 	if (step_date(cfg, in, c, v) == -1 ||
 	    step_digest(in, c, v) == -1 ||
 	    step_certificate(cfg, in, c, v) == -1)

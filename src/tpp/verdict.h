@@ -18,6 +18,7 @@ struct tpp_cache;
 
 struct tpp_config {
 	int			 required;	/* psd2_signing_required */
+	int			 unsigned_roles; /* psd2_unsigned_roles */
 	int64_t			 skew;		/* psd2_clock_skew, seconds */
 	struct tpp_trust	*trust;		/* NULL: nothing is trusted */
 	struct tpp_cache	*cache;

@@ -548,13 +548,24 @@ def test_fund_only_token_has_no_ais(w, api, call):
     elif call == "balance":
         r = api.get(BALANCE, w.fund_token, body={"referenceId": w.a_id})
     else:
-        r = api.get(tx_path(w.a_id) + "?dateFrom=bad", w.fund_token)
+        r = api.get(tx_path(w.a_id), w.fund_token)
     tpp_error(r, 401, "CONSENT_INVALID")
 
 
 def test_ais_only_token_has_no_funds(w, api):
-    r = api.call("POST", FUNDS, w.ais_token, raw=b"garbage")
+    r = api.call("POST", FUNDS, w.ais_token, body={
+        "account": {"iban": w.a_iban},
+        "instructedAmount": {"currency": "EUR", "amount": "1.00"}})
     tpp_error(r, 401, "CONSENT_INVALID")
+
+
+def test_order_input_before_scope(w, api):
+    # The service settles the input before its one query (issue 8): a
+    # malformed request is refused as such whatever the token's scope.
+    tpp_error(api.get(tx_path(w.a_id) + "?dateFrom=bad", w.fund_token),
+              400, "FORMAT_ERROR", "dateFrom")
+    tpp_error(api.call("POST", FUNDS, w.ais_token, raw=b"garbage"), 400,
+              "FORMAT_ERROR", "body")
 
 
 @pytest.mark.parametrize("path", ["list", "balance", "tx", "funds",

@@ -1,5 +1,5 @@
-"""RTS Art. 36(5)(b): at most psd2_unattended_limit (4 in conf/test.conf)
-accesses without the PSU per consent, account and endpoint in 24 hours;
+"""RTS Art. 36(5)(b): at most the consent's frequencyPerDay (4; see also
+test_ais_psu_ip.py) accesses without the PSU per consent, account and endpoint in 24 hours;
 PSU present with a PSU-IP-Address header or within 60 minutes of the SCA;
 further pages of the same query within 10 minutes are the same access."""
 

@@ -200,9 +200,9 @@ def test_changed_migration_is_refused(new_db):
         cur.execute("UPDATE schema_migrations SET sha256 = %s "
                     "WHERE name = '020_devices.sql'", (other,))
         # A function edited by hand must survive a refused run too.
-        cur.execute("CREATE OR REPLACE FUNCTION ais_exceeded() RETURNS "
-                    "ais_answer LANGUAGE sql IMMUTABLE AS $$ SELECT ROW(418,"
-                    " NULL, NULL, NULL, NULL)::ais_answer $$")
+        cur.execute("CREATE OR REPLACE FUNCTION ais_amount(p_minor bigint,"
+                    " p_currency text) RETURNS numeric LANGUAGE sql "
+                    "IMMUTABLE AS $$ SELECT 418::numeric $$")
     c.close()
     before = fingerprint(db), recorded(db)
     p = migrate(db)
@@ -233,9 +233,9 @@ def test_functions_are_reapplied_from_their_files(new_db):
     want = fingerprint(db)["functions"]
     c = connect(db)
     with c.cursor() as cur:
-        cur.execute("CREATE OR REPLACE FUNCTION ais_exceeded() RETURNS "
-                    "ais_answer LANGUAGE sql IMMUTABLE AS $$ SELECT ROW(418,"
-                    " NULL, NULL, NULL, NULL)::ais_answer $$")
+        cur.execute("CREATE OR REPLACE FUNCTION ais_amount(p_minor bigint,"
+                    " p_currency text) RETURNS numeric LANGUAGE sql "
+                    "IMMUTABLE AS $$ SELECT 418::numeric $$")
     c.close()
     assert fingerprint(db)["functions"] != want
     p = migrate(db)

@@ -94,11 +94,6 @@ def test_berlin_group_header_name_and_pem(ids, token):
     assert r.status_code == 200, r.text
 
 
-def test_date_is_optional_in_signed_list(ids, token):
-    r = call(ids["all"], token[0], names=["digest", "x-request-id"])
-    assert r.status_code == 200, r.text
-
-
 def test_signed_psu_id(ids, token):
     r = call(ids["all"], token[0], headers={"PSU-ID": "anna"})
     assert r.status_code == 200, r.text

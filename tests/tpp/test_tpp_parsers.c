@@ -522,6 +522,7 @@ test_sig_rules(void **state)
 	struct tt_req	 r = { 0 };
 	const char	*ok[] = { "digest", "x-request-id", "date" };
 	const char	*nodig[] = { "x-request-id", "date" };
+	const char	*nodate[] = { "digest", "x-request-id" };
 	const char	*twice[] = { "digest", "x-request-id", "digest" };
 	const char	*psu[] = { "digest", "x-request-id", "psu-id" };
 	char		 out[256];
@@ -530,14 +531,20 @@ test_sig_rules(void **state)
 	tt_add(&r, "Digest", "SHA-256=x");
 	tt_add(&r, "X-Request-ID", "id");
 	tt_add(&r, "Date", "d");
-	assert_int_equal(tpp_sig_rules(ok, 3, tt_header, &r, err,
+	assert_int_equal(tpp_sig_rules(ok, 3, 1, tt_header, &r, err,
 	    sizeof(err)), 0);
-	assert_int_equal(tpp_sig_rules(nodig, 2, tt_header, &r, err,
+	assert_int_equal(tpp_sig_rules(nodig, 2, 1, tt_header, &r, err,
 	    sizeof(err)), -1);
-	assert_int_equal(tpp_sig_rules(twice, 3, tt_header, &r, err,
+	assert_int_equal(tpp_sig_rules(twice, 3, 1, tt_header, &r, err,
 	    sizeof(err)), -1);
+	/* date: required for draft-cavage (need_date), not for a JWS. */
+	assert_int_equal(tpp_sig_rules(nodate, 2, 1, tt_header, &r, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "date"));
+	assert_int_equal(tpp_sig_rules(nodate, 2, 0, tt_header, &r, err,
+	    sizeof(err)), 0);
 	tt_add(&r, "PSU-ID", "anna");
-	assert_int_equal(tpp_sig_rules(ok, 3, tt_header, &r, err,
+	assert_int_equal(tpp_sig_rules(ok, 3, 1, tt_header, &r, err,
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "psu-id"));
 	assert_int_equal(tpp_sig_string(psu, 3, tt_header, &r, "GET", "/p",

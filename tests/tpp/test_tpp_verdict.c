@@ -339,6 +339,13 @@ test_presence(void **state)
 		assert_false(v.signed_request);
 		assert_string_equal(v.request_id, UUID1);
 		assert_string_equal(v.org_id, "");
+		/* An unsigned request proves no role... */
+		assert_int_equal(v.roles, 0);
+		/* ...unless the configuration grants it some explicitly. */
+		cfg.unsigned_roles = TPP_ROLE_AI;
+		run(&r, NULL, &v);
+		assert_int_equal(v.roles, TPP_ROLE_AI);
+		cfg.unsigned_roles = 0;
 	}
 	tt_set(&r, "X-Request-ID", "not-a-uuid");
 	EXPECT(&r, NULL, 400, "FORMAT_ERROR");

@@ -62,10 +62,12 @@ def signing_string(headers, names):
 def sign_request(ident, body=b"", headers=None, form="cavage",
                  algorithm="rsa-sha256", names=None, key=None, key_id=None,
                  cert_b64=None, date=None, request_id=None, digest_alg="SHA-256",
-                 cert_header="TPP-Signing-Certificate", x5t=None):
+                 cert_header="TPP-Signing-Certificate", x5t=None,
+                 sig_t_offset=0):
     """The signing headers of spec part 5.4 added to headers. form is
     "cavage" (httpsig for RSA, cryptography for ecdsa-sha256) or a JWS
-    alg ("RS256", "PS256", "ES256"). key: another Identity to sign with."""
+    alg ("RS256", "PS256", "ES256"). key: another Identity to sign with.
+    sig_t_offset: seconds added to the JWS sigT (a signature made then)."""
     h = dict(headers or {})
     hfn = hashlib.sha512 if digest_alg.upper() == "SHA-512" else \
         hashlib.sha256
@@ -95,7 +97,8 @@ def sign_request(ident, body=b"", headers=None, form="cavage",
     protected = {
         "alg": form, "b64": False, "crit": ["sigT", "sigD", "b64"],
         "x5t#S256": x5t or ident.x5t,
-        "sigT": datetime.datetime.now(datetime.timezone.utc).strftime(
+        "sigT": (datetime.datetime.now(datetime.timezone.utc) +
+                 datetime.timedelta(seconds=sig_t_offset)).strftime(
             "%Y-%m-%dT%H:%M:%SZ"),
         "sigD": {"mId": JWS_MID, "pars": names},
     }

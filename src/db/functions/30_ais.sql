@@ -66,6 +66,9 @@ END;
 $$;
 
 -- Housekeeping of the account information tables, called by psd2_purge().
+-- Replay marks are kept 24 hours: far longer than the at most 2 x
+-- psd2_clock_skew (<= 2 x 3600 s) in which a signed date (or JWS sigT)
+-- lets a captured request pass at all.
 CREATE OR REPLACE FUNCTION psd2_purge_ais() RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
 	n integer;
@@ -91,37 +94,57 @@ RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 	    ELSE round(p_minor::numeric / 100, 2) END;
 $$;
 
-CREATE OR REPLACE FUNCTION ais_gate(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_scope text,
-    p_x5t text)
+-- The AIS endpoints run one way (src/ais/ais.h): the service has
+-- already settled the TPP verdict (signature, certificate, role) and the
+-- input; these functions take only what passed and return the data or
+-- one named refusal (type ais_refusal, migrations/060_ais_one_way.sql).
+-- Every call is still one round trip and one transaction: bearer check,
+-- certificate's TPP against the token's, replay mark, consent,
+-- unattended limit, access record and data.
+--
+-- Common parameters of the endpoint functions:
+--	p_token_hash	SHA-256 of the bearer token
+--	p_x5t		x5t#S256 of the TLS client certificate (RFC 8705), or NULL
+--	p_org_id	organizationIdentifier of the verified signing
+--			certificate; NULL for an unsigned request (signing off)
+--	p_request_id	x-request-id of a verified signed request, or NULL
+--	p_psu_ip	PSU-IP-Address (the PSU is present), or NULL
+--	p_limit		psd2_unattended_limit (1..4): lowers the consent's
+--			frequencyPerDay, never raises it
+
+-- The refusal path: the service refused the request before asking the
+-- database, but the bearer token is answered first (spec part 7).
+CREATE OR REPLACE FUNCTION ais_bearer_only(p_token_hash bytea, p_x5t text)
+RETURNS ais_result LANGUAGE sql STABLE AS $$
+	SELECT CASE b.state WHEN 'ok' THEN NULL
+	    WHEN 'expired' THEN 'token_expired'
+	    ELSE 'token_invalid' END::ais_refusal, NULL::text, NULL::text
+	FROM bearer_check(p_token_hash, p_x5t) b;
+$$;
+
+-- Bearer token, certificate organisation against the token's TPP,
+-- x-request-id replay mark, scope; then the consent's row.
+CREATE OR REPLACE FUNCTION ais_gate(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_request_id uuid, p_scope text)
 RETURNS ais_gate_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
 	b record;
 	k integer;
 BEGIN
-	g.a := ROW(NULL, NULL, NULL, NULL, NULL)::ais_answer;
 	SELECT * INTO b FROM bearer_check(p_token_hash, p_x5t);
 	IF b.state <> 'ok' THEN
-		g.a := ROW(401, 'bearer_' || b.state, NULL, NULL, NULL)::ais_answer;
-		RETURN g;
-	END IF;
-	IF NOT p_verdict_ok THEN
-		g.a := ROW(0, 'verdict', NULL, NULL, NULL)::ais_answer;
+		g.refusal := CASE b.state WHEN 'expired' THEN 'token_expired'
+		    ELSE 'token_invalid' END;
 		RETURN g;
 	END IF;
 	IF p_org_id IS NOT NULL AND p_org_id IS DISTINCT FROM b.tpp_org_id THEN
-		g.a := ROW(401, 'CERTIFICATE_INVALID', NULL,
-		    'The certificate does not belong to the TPP of the access token.',
-		    NULL)::ais_answer;
+		g.refusal := 'certificate_of_another_tpp';
 		RETURN g;
 	END IF;
-	IF NOT p_role_ok THEN
-		g.a := ROW(403, 'SERVICE_BLOCKED', NULL,
-		    'The certificate does not carry the PSD2 role this service needs.',
-		    NULL)::ais_answer;
-		RETURN g;
-	END IF;
+	-- Marks live 24 hours (psd2_purge_ais deletes older ones): far
+	-- more than the 2 x psd2_clock_skew (at most 2 x 3600 s) in which
+	-- a signed date lets a captured request pass at all.
 	IF p_request_id IS NOT NULL THEN
 		INSERT INTO request_replay AS r (tpp_org_id, request_id, seen_at)
 		VALUES (b.tpp_org_id, p_request_id, now())
@@ -130,15 +153,14 @@ BEGIN
 		    WHERE r.seen_at < now() - interval '24 hours';
 		GET DIAGNOSTICS k = ROW_COUNT;
 		IF k = 0 THEN
-			g.a := ROW(400, 'FORMAT_ERROR', 'x-request-id',
-			    'x-request-id already used', NULL)::ais_answer;
+			g.refusal := 'request_id_used';
 			RETURN g;
 		END IF;
 	END IF;
 	IF p_scope IS NOT NULL AND NOT (p_scope = ANY (b.scopes)) THEN
-		g.a := ROW(401, 'CONSENT_INVALID', NULL,
-		    'The consent of this access token does not cover '
-		    || p_scope || '.', NULL)::ais_answer;
+		g.refusal := 'consent_scope';
+		g.detail := 'The consent of this access token does not cover '
+		    || p_scope || '.';
 		RETURN g;
 	END IF;
 	g.consent_id := b.consent_id;
@@ -152,28 +174,29 @@ END;
 $$;
 
 -- The unattended-access limit and the access record, at the end of every
--- call that answers data. PSU present: a PSU-IP-Address header
--- (p_present) or within 60 minutes of the consent's SCA. Otherwise at most
--- p_limit (0: no limit) counted accesses per consent, endpoint and account
--- in 24 hours; a further page (p_continuation) of the same query within 10
--- minutes of its counted access is the same access. Returns false when the
--- limit is reached (nothing recorded).
+-- call that answers data. PSU present: a PSU-IP-Address (p_psu_ip) or
+-- within 60 minutes of the consent's SCA. Otherwise at most p_limit
+-- counted accesses per consent, endpoint and account in 24 hours (NULL:
+-- the endpoint is not under the limit); a further page (p_continuation)
+-- of the same query within 10 minutes of its counted access is the same
+-- access. Returns false when the limit is reached (nothing recorded).
 --
 -- synchronous_commit = off for the rest of this transaction: the access
 -- record is in the WAL at once and flushed within a fraction of a second
--- (see the header of this file).
-CREATE OR REPLACE FUNCTION ais_access(p_consent_id uuid, p_sca_at timestamptz,
-    p_endpoint text, p_account_id bigint, p_request_id uuid, p_query text,
-    p_continuation boolean, p_present boolean, p_limit integer)
+-- (see the header of migrations/010_ais.sql).
+CREATE OR REPLACE FUNCTION ais_access(p_consent_id uuid,
+    p_sca_at timestamptz, p_endpoint text, p_account_id bigint,
+    p_request_id uuid, p_query text, p_continuation boolean, p_psu_ip inet,
+    p_limit integer)
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
-	v_present boolean := p_present
+	v_present boolean := p_psu_ip IS NOT NULL
 	    OR p_sca_at > now() - interval '60 minutes';
 	v_counted boolean := NOT v_present;
 	n integer;
 BEGIN
 	PERFORM set_config('synchronous_commit', 'off', true);
-	IF NOT v_present AND p_limit > 0 THEN
+	IF NOT v_present AND p_limit IS NOT NULL THEN
 		-- Two parallel calls must not both take the last access.
 		PERFORM pg_advisory_xact_lock(hashtextextended(p_consent_id::text
 		    || '/' || p_endpoint || '/' || coalesce(p_account_id, 0), 36));
@@ -195,9 +218,9 @@ BEGIN
 		END IF;
 	END IF;
 	INSERT INTO access_log (consent_id, endpoint, account_id, request_id,
-	    query, psu_present, counted)
+	    query, psu_present, counted, psu_ip_address)
 	VALUES (p_consent_id, p_endpoint, p_account_id, p_request_id, p_query,
-	    v_present, v_counted);
+	    v_present, v_counted, p_psu_ip);
 	-- To the minute: a busy consent must not serialise its calls on
 	-- this row.
 	UPDATE consent SET last_used_at = now()
@@ -207,40 +230,23 @@ BEGIN
 END;
 $$;
 
-CREATE OR REPLACE FUNCTION ais_exceeded() RETURNS ais_answer LANGUAGE sql IMMUTABLE AS $$
-	SELECT ROW(429, 'ACCESS_EXCEEDED', NULL,
-	    'The access limit without the PSU present is reached for today.',
-	    NULL)::ais_answer;
-$$;
-
-CREATE OR REPLACE FUNCTION ais_unknown(p_path text) RETURNS ais_answer
-LANGUAGE sql IMMUTABLE AS $$
-	SELECT ROW(404, 'RESOURCE_UNKNOWN', p_path,
-	    'The account is unknown or not covered by the consent.',
-	    NULL)::ais_answer;
-$$;
-
-CREATE OR REPLACE FUNCTION ais_input() RETURNS ais_answer LANGUAGE sql IMMUTABLE AS $$
-	SELECT ROW(400, 'input', NULL, NULL, NULL)::ais_answer;
-$$;
-
 -- GET account-list (spec 4.4).
-CREATE OR REPLACE FUNCTION ais_account_list(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_x5t text, p_present boolean,
-    p_limit integer)
-RETURNS ais_answer LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION ais_account_list(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_request_id uuid, p_psu_ip inet, p_limit integer)
+RETURNS ais_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
 	body text;
 BEGIN
-	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, 'ACCOUNT_INFORMATION', p_x5t);
-	IF (g.a).status IS NOT NULL THEN
-		RETURN g.a;
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
+	    'ACCOUNT_INFORMATION');
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
 	END IF;
 	IF NOT ais_access(g.consent_id, g.sca_at, 'account-list', NULL,
-	    p_request_id, NULL, false, p_present, p_limit) THEN
-		RETURN ais_exceeded();
+	    p_request_id, NULL, false, p_psu_ip, least(g.frequency, p_limit))
+	THEN
+		RETURN ROW('access_exceeded', NULL, NULL)::ais_result;
 	END IF;
 	SELECT json_build_object('accounts', coalesce(json_agg(
 	    json_build_object('resourceId', a.resource_id, 'iban', a.iban,
@@ -249,37 +255,35 @@ BEGIN
 	INTO body
 	FROM consent_account ca JOIN account a ON a.id = ca.account_id
 	WHERE ca.consent_id = g.consent_id;
-	RETURN ROW(200, NULL, NULL, NULL, body)::ais_answer;
+	RETURN ROW(NULL, NULL, body)::ais_result;
 END;
 $$;
 
 -- GET account-balance (spec 4.5), referenceId from the JSON body.
-CREATE OR REPLACE FUNCTION ais_account_balance(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_x5t text, p_present boolean,
-    p_limit integer, p_input_ok boolean, p_resource_id text)
-RETURNS ais_answer LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION ais_account_balance(p_token_hash bytea,
+    p_x5t text, p_org_id text, p_request_id uuid, p_psu_ip inet,
+    p_limit integer, p_resource_id text)
+RETURNS ais_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
 	acc record;
 	body text;
 BEGIN
-	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, 'ACCOUNT_INFORMATION', p_x5t);
-	IF (g.a).status IS NOT NULL THEN
-		RETURN g.a;
-	END IF;
-	IF NOT p_input_ok THEN
-		RETURN ais_input();
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
+	    'ACCOUNT_INFORMATION');
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
 	END IF;
 	SELECT a.id, a.iban, a.currency INTO acc
 	FROM consent_account ca JOIN account a ON a.id = ca.account_id
 	WHERE ca.consent_id = g.consent_id AND a.resource_id = p_resource_id;
 	IF NOT FOUND THEN
-		RETURN ais_unknown('referenceId');
+		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
 	END IF;
 	IF NOT ais_access(g.consent_id, g.sca_at, 'account-balance', acc.id,
-	    p_request_id, NULL, false, p_present, p_limit) THEN
-		RETURN ais_exceeded();
+	    p_request_id, NULL, false, p_psu_ip, least(g.frequency, p_limit))
+	THEN
+		RETURN ROW('access_exceeded', NULL, NULL)::ais_result;
 	END IF;
 	SELECT json_build_object(
 	    'account', json_build_object('iban', acc.iban,
@@ -293,7 +297,7 @@ BEGIN
 		'referenceDate', to_char(b.reference_date, 'YYYY-MM-DD')))
 		FROM balance b WHERE b.account_id = acc.id), '[]'::json))::text
 	INTO body;
-	RETURN ROW(200, NULL, NULL, NULL, body)::ais_answer;
+	RETURN ROW(NULL, NULL, body)::ais_result;
 END;
 $$;
 
@@ -301,11 +305,11 @@ $$;
 -- days up to today (dateFrom = today - 90 days, dateTo = today). Newest
 -- first, id-stable inside a day, p_page_size per page; _links repeat the
 -- effective query with relative hrefs.
-CREATE OR REPLACE FUNCTION ais_transactions(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_x5t text, p_present boolean,
-    p_limit integer, p_input_ok boolean, p_resource_id text, p_from date,
-    p_to date, p_page integer, p_page_size integer)
-RETURNS ais_answer LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION ais_transactions(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_request_id uuid, p_psu_ip inet, p_limit integer,
+    p_resource_id text, p_from date, p_to date, p_page integer,
+    p_page_size integer)
+RETURNS ais_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
 	acc record;
@@ -317,30 +321,27 @@ DECLARE
 	links json;
 	body text;
 BEGIN
-	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, 'ACCOUNT_INFORMATION', p_x5t);
-	IF (g.a).status IS NOT NULL THEN
-		RETURN g.a;
-	END IF;
-	IF NOT p_input_ok THEN
-		RETURN ais_input();
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
+	    'ACCOUNT_INFORMATION');
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
 	END IF;
 	IF v_from > v_to THEN
-		RETURN ROW(400, 'PERIOD_INVALID', 'dateFrom',
+		RETURN ROW('period_invalid',
 		    'dateFrom ' || to_char(v_from, 'YYYY-MM-DD') ||
 		    ' is after dateTo ' || to_char(v_to, 'YYYY-MM-DD') || '.',
-		    NULL)::ais_answer;
+		    NULL)::ais_result;
 	END IF;
 	SELECT a.id, a.iban, a.currency, a.resource_id INTO acc
 	FROM consent_account ca JOIN account a ON a.id = ca.account_id
 	WHERE ca.consent_id = g.consent_id AND a.resource_id = p_resource_id;
 	IF NOT FOUND THEN
-		RETURN ais_unknown('account-id');
+		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
 	END IF;
 	IF NOT ais_access(g.consent_id, g.sca_at, 'transactions', acc.id,
-	    p_request_id, v_from || '/' || v_to, p_page > 0, p_present,
-	    p_limit) THEN
-		RETURN ais_exceeded();
+	    p_request_id, v_from || '/' || v_to, p_page > 0, p_psu_ip,
+	    least(g.frequency, p_limit)) THEN
+		RETURN ROW('access_exceeded', NULL, NULL)::ais_result;
 	END IF;
 
 	SELECT coalesce(json_agg(json_build_object(
@@ -388,64 +389,59 @@ BEGIN
 		    'iban', acc.iban, 'currency', acc.currency),
 		    'transactions', items, '_links', links)::text;
 	END IF;
-	RETURN ROW(200, NULL, NULL, NULL, body)::ais_answer;
+	RETURN ROW(NULL, NULL, body)::ais_result;
 END;
 $$;
 
 -- POST funds-confirmations (Berlin Group): enough available balance for
 -- p_amount_minor in the account's currency? Another currency: false.
 CREATE OR REPLACE FUNCTION ais_funds_confirmation(p_token_hash bytea,
-    p_verdict_ok boolean, p_role_ok boolean, p_org_id text,
-    p_request_id uuid, p_x5t text, p_present boolean, p_limit integer,
-    p_input_ok boolean, p_iban text, p_currency text, p_amount_minor bigint)
-RETURNS ais_answer LANGUAGE plpgsql AS $$
+    p_x5t text, p_org_id text, p_request_id uuid, p_psu_ip inet,
+    p_limit integer, p_iban text, p_currency text, p_amount_minor bigint)
+RETURNS ais_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
 	acc record;
 	ok boolean;
 BEGIN
-	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, 'FUND_AVAILABILITY', p_x5t);
-	IF (g.a).status IS NOT NULL THEN
-		RETURN g.a;
-	END IF;
-	IF NOT p_input_ok THEN
-		RETURN ais_input();
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
+	    'FUND_AVAILABILITY');
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
 	END IF;
 	SELECT a.id, a.currency INTO acc
 	FROM consent_account ca JOIN account a ON a.id = ca.account_id
 	WHERE ca.consent_id = g.consent_id AND a.iban = p_iban;
 	IF NOT FOUND THEN
-		RETURN ais_unknown('account.iban');
+		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
 	END IF;
 	-- Confirmation of funds is not account information: recorded, but
-	-- not under the unattended limit (p_limit 0).
+	-- not under the unattended limit (NULL).
 	PERFORM ais_access(g.consent_id, g.sca_at, 'funds-confirmations',
-	    acc.id, p_request_id, NULL, false, p_present, 0);
+	    acc.id, p_request_id, NULL, false, p_psu_ip, NULL);
 	SELECT coalesce(acc.currency = p_currency
 	    AND b.amount_minor >= p_amount_minor, false)
 	INTO ok
 	FROM (SELECT 1) one LEFT JOIN balance b ON b.account_id = acc.id;
-	RETURN ROW(200, NULL, NULL, NULL,
-	    json_build_object('fundsAvailable', ok)::text)::ais_answer;
+	RETURN ROW(NULL, NULL,
+	    json_build_object('fundsAvailable', ok)::text)::ais_result;
 END;
 $$;
 
 -- GET consents/current: the consent of the access token.
 -- DELETE consents/current (p_delete): the TPP ends it (terminatedByTpp,
 -- durable commit); its tokens stop working at once.
-CREATE OR REPLACE FUNCTION ais_consent_current(p_token_hash bytea, p_verdict_ok boolean,
-    p_role_ok boolean, p_org_id text, p_request_id uuid, p_x5t text, p_present boolean,
+CREATE OR REPLACE FUNCTION ais_consent_current(p_token_hash bytea,
+    p_x5t text, p_org_id text, p_request_id uuid, p_psu_ip inet,
     p_limit integer, p_delete boolean)
-RETURNS ais_answer LANGUAGE plpgsql AS $$
+RETURNS ais_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
 	body text;
 BEGIN
-	g := ais_gate(p_token_hash, p_verdict_ok, p_role_ok, p_org_id,
-	    p_request_id, NULL, p_x5t);
-	IF (g.a).status IS NOT NULL THEN
-		RETURN g.a;
+	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id, NULL);
+	IF g.refusal IS NOT NULL THEN
+		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
 	END IF;
 	IF p_delete THEN
 		UPDATE consent SET status = 'terminatedByTpp', status_at = now()
@@ -455,10 +451,10 @@ BEGIN
 		INSERT INTO audit_log (actor, action, detail)
 		VALUES ('tpp:' || g.tpp_org_id, 'consent.terminated',
 		    jsonb_build_object('consent', g.consent_id));
-		RETURN ROW(204, NULL, NULL, NULL, NULL)::ais_answer;
+		RETURN ROW(NULL, NULL, NULL)::ais_result;
 	END IF;
 	PERFORM ais_access(g.consent_id, g.sca_at, 'consent', NULL,
-	    p_request_id, NULL, false, p_present, 0);
+	    p_request_id, NULL, false, p_psu_ip, NULL);
 	SELECT json_build_object('consentId', g.consent_id,
 	    'consentStatus', g.status,
 	    'validUntil', to_char(g.valid_until, 'YYYY-MM-DD'),
@@ -469,7 +465,7 @@ BEGIN
 		FROM consent_account ca JOIN account a ON a.id = ca.account_id
 		WHERE ca.consent_id = g.consent_id), '[]'::json)))::text
 	INTO body;
-	RETURN ROW(200, NULL, NULL, NULL, body)::ais_answer;
+	RETURN ROW(NULL, NULL, body)::ais_result;
 END;
 $$;
 
