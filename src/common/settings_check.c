@@ -36,6 +36,7 @@ static const struct setting_rule	rules[] = {
 	{ "db", SET_TEXT, 0, 0, NULL },
 	{ "form_keys", SET_PATH, 0, 0, NULL },
 	{ "totp_keys", SET_PATH, 0, 0, NULL },
+	{ "client_keys", SET_PATH, 0, 0, NULL },
 	{ "cookie_secure", SET_BOOL, 0, 0, NULL },
 	{ "access_token_ttl", SET_INT, 1, 86400, NULL },
 	{ "code_ttl", SET_INT, 1, 600, NULL },
