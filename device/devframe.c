@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "devframe.h"
+#include "devtext.h"
+#include "iban.h"
 
 struct cursor {
 	const uint8_t	*p;
@@ -201,22 +203,30 @@ dev_valid_currency(const char *s, size_t n)
 	return (1);
 }
 
+/* Shape and MOD 97-10 check digits (iban.c). */
 int
 dev_valid_iban(const char *s, size_t n)
 {
-	size_t	i;
+	return (iban_valid(s, n));
+}
 
-	if (n < DEV_IBAN_MIN || n > DEV_IBAN_MAX)
-		return (0);
-	for (i = 0; i < n; i++) {
-		if (i < 2 && (s[i] < 'A' || s[i] > 'Z'))
-			return (0);
-		if (i >= 2 && i < 4 && (s[i] < '0' || s[i] > '9'))
-			return (0);
-		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9')))
-			return (0);
+/* The payee name rules of PROTOCOL.md 5.3.2 (devtext.c). */
+int
+dev_valid_payee(const char *s, size_t n)
+{
+	return (devtext_payee_ok(s, n));
+}
+
+int
+dev_outcome_flags(int outcome)
+{
+	switch (outcome) {
+	case DEV_OUTCOME_APPROVED:	return (DEV_FLAG_UP | DEV_FLAG_UV);
+	case DEV_OUTCOME_DECLINED:	return (DEV_FLAG_UP);
+	case DEV_OUTCOME_TIMED_OUT:	return (0);
+	case DEV_OUTCOME_BUSY:		return (0);
+	default:			return (-1);
 	}
-	return (1);
 }
 
 /* Well-formed UTF-8 without control characters, 1..max bytes. */
@@ -274,6 +284,9 @@ dev_info_encode(const struct dev_info *in, uint8_t *out, size_t outlen)
 	put_str(&w, in->firmware, DEV_FIRMWARE_MAX);
 	put_bytes(&w, in->pubkey, DEV_PUBKEY_LEN);
 	put_be(&w, in->counter, 4);
+	put_be(&w, in->pin_tries, 1);
+	put_be(&w, in->puk_tries, 1);
+	put_bytes(&w, in->attest_kid, DEV_KEY_ID_LEN);
 	if (in->attest_len > DEV_SIG_MAX)
 		return (0);
 	put_be(&w, in->attest_len, 1);
@@ -293,6 +306,9 @@ dev_info_decode(const uint8_t *p, size_t n, struct dev_info *in)
 	fl = cur_str(&c, in->firmware, DEV_FIRMWARE_MAX);
 	cur_bytes(&c, in->pubkey, DEV_PUBKEY_LEN);
 	in->counter = (uint32_t)cur_be(&c, 4);
+	in->pin_tries = cur_u8(&c);
+	in->puk_tries = cur_u8(&c);
+	cur_bytes(&c, in->attest_kid, DEV_KEY_ID_LEN);
 	in->attest_len = cur_u8(&c);
 	if (in->attest_len > DEV_SIG_MAX)
 		return (DEV_ERR_PAYLOAD);
@@ -302,7 +318,8 @@ dev_info_decode(const uint8_t *p, size_t n, struct dev_info *in)
 	if (!dev_valid_serial(in->serial, sl) ||
 	    !dev_valid_text(in->model, ml, DEV_MODEL_MAX) ||
 	    !dev_valid_text(in->firmware, fl, DEV_FIRMWARE_MAX) ||
-	    in->pubkey[0] != 0x04 || in->attest_len < DEV_SIG_MIN)
+	    in->pubkey[0] != 0x04 || in->attest_len < DEV_SIG_MIN ||
+	    in->pin_tries > DEV_PIN_TRIES || in->puk_tries > DEV_PUK_TRIES)
 		return (DEV_ERR_PAYLOAD);
 	return (DEV_OK);
 }
@@ -343,7 +360,7 @@ dev_confirm_decode(const uint8_t *p, size_t n, struct dev_confirm *in)
 		return (DEV_ERR_PAYLOAD);
 	if (in->amount_minor == 0 || in->amount_minor > INT64_MAX ||
 	    !dev_valid_currency(in->currency, 3) ||
-	    !dev_valid_utf8_line(in->payee_name, nl, DEV_PAYEE_NAME_MAX) ||
+	    !dev_valid_payee(in->payee_name, nl) ||
 	    !dev_valid_iban(in->payee_iban, il) ||
 	    in->timeout_s < 1 || in->timeout_s > DEV_TIMEOUT_MAX)
 		return (DEV_ERR_PAYLOAD);
@@ -359,6 +376,7 @@ dev_result_encode(const struct dev_result *in, uint8_t *out, size_t outlen)
 		return (0);
 	put_bytes(&w, in->challenge, DEV_CHALLENGE_LEN);
 	put_be(&w, in->outcome, 1);
+	put_be(&w, in->flags, 1);
 	put_be(&w, in->counter, 4);
 	put_be(&w, in->sig_len, 1);
 	put_bytes(&w, in->sig, in->sig_len);
@@ -373,12 +391,16 @@ dev_result_decode(const uint8_t *p, size_t n, struct dev_result *in)
 	memset(in, 0, sizeof(*in));
 	cur_bytes(&c, in->challenge, DEV_CHALLENGE_LEN);
 	in->outcome = cur_u8(&c);
+	in->flags = cur_u8(&c);
 	in->counter = (uint32_t)cur_be(&c, 4);
 	in->sig_len = cur_u8(&c);
 	if (in->sig_len > DEV_SIG_MAX)
 		return (DEV_ERR_PAYLOAD);
 	cur_bytes(&c, in->sig, in->sig_len);
 	if (c.bad || c.left != 0)
+		return (DEV_ERR_PAYLOAD);
+	/* One meaning per outcome: an approval always carries UP and UV. */
+	if (dev_outcome_flags(in->outcome) != in->flags)
 		return (DEV_ERR_PAYLOAD);
 	switch (in->outcome) {
 	case DEV_OUTCOME_APPROVED:
@@ -409,7 +431,7 @@ dev_cancel_decode(const uint8_t *p, size_t n, uint8_t *challenge)
 int
 dev_error_decode(const uint8_t *p, size_t n, struct dev_error *e)
 {
-	if (n != 2 || p[0] < DEV_ERR_VERSION || p[0] > DEV_ERR_NOT_PENDING)
+	if (n != 2 || p[0] < DEV_ERR_VERSION || p[0] > DEV_ERR_MAX)
 		return (DEV_ERR_PAYLOAD);
 	e->code = p[0];
 	e->offending_type = p[1];
@@ -427,6 +449,10 @@ dev_error_name(int code)
 	case DEV_ERR_TYPE:		return ("unknown message type");
 	case DEV_ERR_PAYLOAD:		return ("malformed payload");
 	case DEV_ERR_NOT_PENDING:	return ("nothing pending");
+	case DEV_ERR_CURRENCY:		return ("currency not displayable");
+	case DEV_ERR_CONFLICT:		return ("challenge changed");
+	case DEV_ERR_PIN_LOCKED:	return ("PIN locked");
+	case DEV_ERR_EXHAUSTED:		return ("counter exhausted");
 	default:			return ("unknown error");
 	}
 }

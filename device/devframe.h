@@ -11,11 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DEV_PROTO_VERSION	0x01
+#define DEV_PROTO_VERSION	0x02	/* version 1 is withdrawn */
 #define DEV_HDR_LEN		6
 #define DEV_FRAME_MAX		1024
 #define DEV_PAYLOAD_MAX		(DEV_FRAME_MAX - DEV_HDR_LEN)
-#define DEV_PACKET_SIZE		64
+#define DEV_PACKET_SIZE		64	/* full speed; 512 at high speed */
 
 /* Message types: requests from the host, answers have bit 7 set. */
 #define DEV_MSG_PING		0x01
@@ -36,12 +36,25 @@
 #define DEV_ERR_TYPE		0x04
 #define DEV_ERR_PAYLOAD		0x05
 #define DEV_ERR_NOT_PENDING	0x06
+#define DEV_ERR_CURRENCY	0x07	/* currency not in the display table */
+#define DEV_ERR_CONFLICT	0x08	/* shown challenge id, other content */
+#define DEV_ERR_PIN_LOCKED	0x09	/* 5 wrong PINs; staff must reset */
+#define DEV_ERR_EXHAUSTED	0x0a	/* signature counter at 2^32 - 1 */
+#define DEV_ERR_MAX		DEV_ERR_EXHAUSTED
 
 /* Outcomes of a RESULT answer. */
 #define DEV_OUTCOME_APPROVED	0x01
 #define DEV_OUTCOME_DECLINED	0x02
 #define DEV_OUTCOME_TIMED_OUT	0x03
 #define DEV_OUTCOME_BUSY	0x04
+
+/* Signed flags of a RESULT (the bits of FIDO2's authenticator data). */
+#define DEV_FLAG_UP		0x01	/* user present: a button was pressed */
+#define DEV_FLAG_UV		0x04	/* user verified: PIN checked on the device */
+
+#define DEV_PIN_TRIES		5	/* wrong PINs in a row before the lock */
+#define DEV_PUK_TRIES		10	/* wrong PUKs before the device is dead */
+#define DEV_KEY_ID_LEN		8
 
 #define DEV_SERIAL_MAX		32
 #define DEV_MODEL_MAX		32
@@ -71,6 +84,9 @@ struct dev_info {
 	char		firmware[DEV_FIRMWARE_MAX + 1];
 	uint8_t		pubkey[DEV_PUBKEY_LEN];
 	uint32_t	counter;
+	uint8_t		pin_tries;	/* PIN tries left; 0: locked */
+	uint8_t		puk_tries;	/* PUK tries left; 0: dead */
+	uint8_t		attest_kid[DEV_KEY_ID_LEN];	/* manufacturer CA */
 	uint8_t		attest[DEV_SIG_MAX];
 	size_t		attest_len;
 };
@@ -88,6 +104,7 @@ struct dev_confirm {
 struct dev_result {
 	uint8_t		challenge[DEV_CHALLENGE_LEN];
 	uint8_t		outcome;
+	uint8_t		flags;
 	uint32_t	counter;
 	uint8_t		sig[DEV_SIG_MAX];
 	size_t		sig_len;
@@ -117,8 +134,11 @@ int	dev_error_decode(const uint8_t *, size_t, struct dev_error *);
 int	dev_valid_serial(const char *, size_t);
 int	dev_valid_text(const char *, size_t, size_t);
 int	dev_valid_currency(const char *, size_t);
-int	dev_valid_iban(const char *, size_t);
+int	dev_valid_iban(const char *, size_t);		/* iban_valid() */
+int	dev_valid_payee(const char *, size_t);		/* devtext_payee_ok() */
 int	dev_valid_utf8_line(const char *, size_t, size_t);
+/* The only flags a RESULT with this outcome may carry, or -1. */
+int	dev_outcome_flags(int outcome);
 
 const char	*dev_error_name(int);
 const char	*dev_outcome_name(int);

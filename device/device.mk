@@ -27,7 +27,8 @@ DEV_SSL_LIBS	:= -lcrypto
 DEV_PQ_LIBS	:= -lpq
 DEV_CMOCKA_LIBS	:= -lcmocka
 
-DEV_CORE_SRC	:= device/devframe.c device/devsig.c
+DEV_CORE_SRC	:= device/devframe.c device/devsig.c device/devtext.c \
+		   device/iban.c device/devcur.c
 DEV_DAEMON_SRC	:= device/deviced.c device/deviced_usb.c device/deviced_db.c \
 		   device/deviced_queue.c device/devusb.c src/common/settings.c
 DEV_EMU_SRC	:= device/emu/usbemu.c device/emu/firmware.c
@@ -51,7 +52,7 @@ $(DEV_OBJ)/device/emu/%.o: device/emu/%.c device/emu/*.h device/*.h
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_CFLAGS) $(DEV_EMU_CFLAGS) -c $< -o $@
 
-$(DEV_OBJ)/device/%.o: device/%.c device/*.h
+$(DEV_OBJ)/device/%.o: device/%.c device/*.h device/devtext_tables.inc
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_CFLAGS) $(DEV_USB_CFLAGS) -c $< -o $@
 
@@ -100,11 +101,12 @@ test-device: device-all
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/device/run.sh
 
 # libFuzzer harness of the frame and payload decoders.
-$(DEV_OBJ)/fuzz/device_frame_fuzz: tests/fuzz/device_frame_fuzz.c device/devframe.c device/devframe.h
+DEV_FUZZ_SRC	:= device/devframe.c device/devtext.c device/iban.c device/devcur.c
+$(DEV_OBJ)/fuzz/device_frame_fuzz: tests/fuzz/device_frame_fuzz.c $(DEV_FUZZ_SRC) device/*.h device/devtext_tables.inc
 	@mkdir -p $(dir $@)
 	$(DEV_CLANG) -std=c11 -g -O1 -D_GNU_SOURCE -Idevice \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    -o $@ tests/fuzz/device_frame_fuzz.c device/devframe.c
+	    -o $@ tests/fuzz/device_frame_fuzz.c $(DEV_FUZZ_SRC)
 
 fuzz-device: $(DEV_OBJ)/fuzz/device_frame_fuzz
 	@mkdir -p $(DEV_OBJ)/fuzz/corpus

@@ -303,6 +303,11 @@ claim_fill(struct mdev *d, PGresult *res, struct dmsg *m)
 	return (0);
 }
 
+/*
+ * The device's timeout is the whole seconds left to the deadline, less
+ * one second kept for the RESULT's way back and its write; a challenge
+ * with less than two seconds left is not sent at all (PROTOCOL.md 5.6).
+ */
 static void
 db_claim(struct mdev *d)
 {
@@ -326,13 +331,14 @@ db_claim(struct mdev *d)
 	    "JOIN device d ON d.serial = c2.device_serial "
 	    "WHERE c2.device_serial = $3 AND d.status = 'active' "
 	    "AND d.psu_id = c2.psu_id AND d.public_key = $4::bytea "
-	    "AND c2.deadline > now() + interval '1 second' "
+	    "AND c2.deadline > now() + interval '2 seconds' "
 	    "AND (c2.status = 'pending' OR (c2.status = 'claimed' "
 	    "AND c2.lease_expires < now())) "
 	    "ORDER BY c2.created_at LIMIT 1 FOR UPDATE OF c2 SKIP LOCKED) "
 	    "RETURNING c.id, c.nonce, c.amount_minor, c.currency, "
 	    "c.payee_name, c.payee_iban, GREATEST(1, LEAST(600, "
-	    "ceil(extract(epoch FROM c.deadline - now()))))::int, c.attempts",
+	    "floor(extract(epoch FROM c.deadline - now())) - 1))::int, "
+	    "c.attempts",
 	    4, p);
 	if (res == NULL)
 		return;

@@ -20,7 +20,9 @@
 #define USB_INFO_TIMEOUT_MS	2000
 #define USB_CANCEL_TIMEOUT_MS	2000
 #define USB_INFO_TRIES		3
-#define USB_CONFIRM_MARGIN_MS	2000
+/* The device answers by its timeout, which the main thread set a second
+ * before the deadline; waiting one second more ends at the deadline. */
+#define USB_CONFIRM_MARGIN_MS	1000
 #define USB_LOOP_MS		500
 /* Even with hot-plug, look at the bus now and then: a lost or early
  * hot-plug event must not hide a device for good. */
@@ -230,8 +232,10 @@ on_info(struct devusb *u, void *arg, enum devusb_status st,
 	m->attest_ok = devsig_attest_verify(U.cas, U.ncas, &in);
 	d->announced = 1;
 	d->state = US_IDLE;
-	devd_log("device %s arrived: model %s firmware %s counter %u "
-	    "attestation %s", d->serial, in.model, in.firmware, in.counter,
+	devd_log("device %s arrived: model %s firmware %s counter %u%s "
+	    "PIN tries %u%s attestation %s", d->serial, in.model, in.firmware,
+	    in.counter, in.counter == UINT32_MAX ? " (exhausted)" : "",
+	    in.pin_tries, in.pin_tries == 0 ? " (locked)" : "",
 	    m->attest_ok ? "valid" : "INVALID");
 	dqueue_push(U.to_main, m);
 }

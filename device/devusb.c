@@ -10,6 +10,7 @@
 #include "devusb.h"
 
 #define DEV_CLASS_VENDOR	0xff
+#define DEVUSB_PACKET_MAX	512
 
 struct devusb {
 	libusb_device		*dev;
@@ -17,6 +18,8 @@ struct devusb {
 	int			 iface;
 	uint8_t			 ep_out;
 	uint8_t			 ep_in;
+	unsigned int		 mps_out;	/* wMaxPacketSize: 64 or 512 */
+	unsigned int		 mps_in;
 	char			 serial[DEV_SERIAL_MAX + 1];
 	struct libusb_transfer	*out;
 	struct libusb_transfer	*in;
@@ -36,7 +39,9 @@ struct devusb {
 	struct devusb		*next_dead;
 	int			 dead;
 	uint8_t			 obuf[DEV_FRAME_MAX];
-	uint8_t			 ibuf[DEV_FRAME_MAX];
+	/* A frame and one packet more: a 1024-byte frame's ZLP then ends
+	 * the same URB, and an over-long answer is seen as such. */
+	uint8_t			 ibuf[DEV_FRAME_MAX + DEVUSB_PACKET_MAX];
 };
 
 int
@@ -57,6 +62,7 @@ find_endpoints(struct devusb *u)
 	const struct libusb_interface_descriptor *id;
 	const struct libusb_endpoint_descriptor	*ep;
 	int					 i, k, found = -1;
+	int					 rc_out, rc_in;
 
 	if (libusb_get_active_config_descriptor(u->dev, &cfg) != 0)
 		return (-1);
@@ -83,7 +89,16 @@ find_endpoints(struct devusb *u)
 		}
 	}
 	libusb_free_config_descriptor(cfg);
-	return (found);
+	if (found != 0)
+		return (-1);
+	/* PROTOCOL.md 2: 64 (full speed) or 512 (high speed) only. */
+	rc_out = libusb_get_max_packet_size(u->dev, u->ep_out);
+	rc_in = libusb_get_max_packet_size(u->dev, u->ep_in);
+	if ((rc_out != 64 && rc_out != 512) || (rc_in != 64 && rc_in != 512))
+		return (-1);
+	u->mps_out = (unsigned int)rc_out;
+	u->mps_in = (unsigned int)rc_in;
+	return (0);
 }
 
 static void
@@ -261,7 +276,7 @@ static int
 submit_in(struct devusb *u)
 {
 	libusb_fill_bulk_transfer(u->in, u->h, u->ep_in, u->ibuf,
-	    sizeof(u->ibuf), in_done, u, u->timeout_ms);
+	    (int)(DEV_FRAME_MAX + u->mps_in), in_done, u, u->timeout_ms);
 	if (libusb_submit_transfer(u->in) != 0)
 		return (-1);
 	u->in_busy = 1;
@@ -286,6 +301,13 @@ in_done(struct libusb_transfer *t)
 	}
 	if ((st = map_status(t->status)) != DEVUSB_OK) {
 		finish(u, st, NULL);
+		return;
+	}
+	/* A lone zero-length packet (the end of an earlier transfer that
+	 * filled a URB exactly) is not an answer: keep listening. */
+	if (t->actual_length == 0) {
+		if (!u->active || submit_in(u) != 0)
+			finish(u, DEVUSB_IO, NULL);
 		return;
 	}
 	if (dev_frame_decode(u->ibuf, (size_t)t->actual_length, &f) != DEV_OK) {
@@ -348,10 +370,11 @@ devusb_request(struct devusb *u, uint8_t type, const uint8_t *payload,
 	u->arg = arg;
 	u->aborted = 0;
 	u->ended = 0;
-	/* A frame whose length is a multiple of 64 ends with a ZLP. */
+	/* A frame whose length is a multiple of the OUT endpoint's packet
+	 * size ends with a ZLP; any other ends with its short packet. */
 	libusb_fill_bulk_transfer(u->out, u->h, u->ep_out, u->obuf, (int)len,
 	    out_done, u, DEVUSB_OUT_TIMEOUT_MS);
-	u->out->flags = (len % DEV_PACKET_SIZE) == 0 ?
+	u->out->flags = (len % u->mps_out) == 0 ?
 	    LIBUSB_TRANSFER_ADD_ZERO_PACKET : 0;
 	if (libusb_submit_transfer(u->out) != 0)
 		return (-1);

@@ -3,8 +3,9 @@
 # umockdev testbed) with psd2-deviced inside it, in the background, and
 # enrols EMU0001 and assigns it to the sandbox PSU anna. Needs the sandbox
 # database migrated (psd2ctl migrate) and seeded with anna. Pids go to
-# var/emu/; device/sandbox-down.sh stops both. Press the buttons with
-#   build/bin/psd2-emu press|decline|show EMU0001
+# var/emu/; device/sandbox-down.sh stops both. The PIN of EMU0001 is 1234:
+#   build/bin/psd2-emu show EMU0001; build/bin/psd2-emu pin EMU0001 1234
+#   build/bin/psd2-emu press|decline EMU0001
 set -eu
 cd "$(dirname "$0")/.."
 BIN=${PSD2_BIN_DIR:-build/bin}
@@ -60,4 +61,4 @@ if [ -x "$BIN/psd2ctl" ]; then
 	"$BIN/psd2ctl" -c "$CONF" device assign "$SERIAL" "$PSU" >/dev/null
 fi
 echo "sandbox: authenticator $SERIAL (assigned to $PSU) is plugged in;"
-echo "  PSD2_EMU_SOCKET=$EMU/emu.sock $BIN/psd2-emu show|press|decline $SERIAL"
+echo "  PSD2_EMU_SOCKET=$EMU/emu.sock $BIN/psd2-emu show|pin|press|decline $SERIAL (PIN 1234)"

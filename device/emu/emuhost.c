@@ -7,7 +7,8 @@
  *	    [--vidpid VID:PID] [--verbose] SERIAL[,SERIAL...] [-- CMD ARGS...]
  *
  * Run it under the umockdev preload (device/README.md). Control lines:
- * "press|decline|unplug|plug|show|counter SERIAL", "fault SERIAL NAME",
+ * "press|decline|unplug|plug|show|counter SERIAL", "pin SERIAL PIN",
+ * "unlock SERIAL PUK NEWPIN", "setcounter SERIAL N", "fault SERIAL NAME",
  * "add SERIAL", "list"; each answered with one line starting "ok" or
  * "error".
  */
@@ -87,18 +88,61 @@ host_add(const char *serial, char *err, size_t elen)
 	return (0);
 }
 
+static const char *
+pin_answer(int rc, struct fw *fw, char *buf, size_t len)
+{
+	switch (rc) {
+	case FW_PIN_OK:
+		return ("ok PIN accepted");
+	case FW_PIN_WRONG:
+		snprintf(buf, len, "error wrong, %d tries left",
+		    fw_pin_tries(fw));
+		return (buf);
+	case FW_PIN_LOCKED:
+		return ("error PIN locked: staff reset needed (unlock)");
+	case FW_PIN_DEAD:
+		return ("error PUK tries used up: replace the device");
+	case FW_PIN_FORMAT:
+		return ("error PIN: 4 to 8 digits; PUK: 8 digits");
+	default:
+		return ("error nothing to enter it for");
+	}
+}
+
+static void
+host_secret(struct fw *fw, const char *verb, const char *arg,
+    const char *arg2, char *out, size_t olen)
+{
+	char	buf[96];
+	int	rc;
+
+	if (arg == NULL || (verb[0] == 'u' && arg2 == NULL)) {
+		snprintf(out, olen, "error usage");
+		return;
+	}
+	rc = verb[0] == 'p' ? fw_pin(fw, arg) : fw_unlock(fw, arg, arg2);
+	if (rc == FW_PIN_OK && verb[0] == 'u')
+		snprintf(out, olen, "ok unlocked, new PIN set");
+	else
+		snprintf(out, olen, "%s", pin_answer(rc, fw, buf,
+		    sizeof(buf)));
+}
+
 static void
 host_command(char *line, char *out, size_t olen)
 {
-	char		*verb, *serial, *arg;
+	char		*verb, *serial, *arg, *arg2, *end;
+	unsigned long	 n;
 	struct fw	*fw;
 	enum fw_fault	 fault;
 	char		 err[128];
 	size_t		 i, o;
+	int		 rc;
 
 	verb = strtok(line, " \t\r\n");
 	serial = strtok(NULL, " \t\r\n");
 	arg = strtok(NULL, " \t\r\n");
+	arg2 = strtok(NULL, " \t\r\n");
 	if (verb != NULL && strcmp(verb, "list") == 0) {
 		o = (size_t)snprintf(out, olen, "ok");
 		for (i = 0; i < H.nfws && o < olen; i++)
@@ -123,11 +167,22 @@ host_command(char *line, char *out, size_t olen)
 		return;
 	}
 	if (strcmp(verb, "press") == 0 || strcmp(verb, "decline") == 0) {
-		if ((verb[0] == 'p' ? fw_press(fw) : fw_decline(fw)) != 0)
+		rc = verb[0] == 'p' ? fw_press(fw) : fw_decline(fw);
+		if (rc == -2)
+			snprintf(out, olen, "error enter the PIN first "
+			    "(psd2-emu pin %s PIN)", serial);
+		else if (rc != 0)
 			snprintf(out, olen, "error nothing to %s on %s", verb,
 			    serial);
 		else
 			snprintf(out, olen, "ok %s", verb);
+	} else if (strcmp(verb, "pin") == 0 || strcmp(verb, "unlock") == 0) {
+		host_secret(fw, verb, arg, arg2, out, olen);
+	} else if (strcmp(verb, "setcounter") == 0 && arg != NULL &&
+	    arg[0] >= '0' && arg[0] <= '9' &&
+	    (n = strtoul(arg, &end, 10)) <= UINT32_MAX && *end == '\0') {
+		fw_set_counter(fw, (uint32_t)n);
+		snprintf(out, olen, "ok counter %lu", n);
 	} else if (strcmp(verb, "unplug") == 0) {
 		fw_unplug(fw);
 		snprintf(out, olen, "ok unplugged");

@@ -14,12 +14,18 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
 #include <openssl/pem.h>
+#include <openssl/sha.h>
 
 #include "firmware.h"
+#include "../devcur.h"
 #include "../devsig.h"
 
 #define FW_UNPLUG_DELAY_MS	30
+#define FW_PIN_MIN		4
+#define FW_PIN_MAX		8
+#define FW_PUK_LEN		8
 
 struct fw {
 	pthread_mutex_t		 lock;
@@ -35,9 +41,17 @@ struct fw {
 	size_t			 attest_len;
 	uint8_t			 bad_attest[DEV_SIG_MAX];
 	size_t			 bad_attest_len;
+	uint8_t			 attest_kid[DEV_KEY_ID_LEN];
 	uint32_t		 counter;
+	/* Non-volatile PIN state: salted hashes and the retry counters. */
+	uint8_t			 pin_hash[SHA256_DIGEST_LENGTH];
+	uint8_t			 puk_hash[SHA256_DIGEST_LENGTH];
+	unsigned int		 pin_fails;
+	unsigned int		 puk_fails;
 	enum fw_fault		 fault;
 	int			 pending;
+	int			 uv;		/* PIN checked for this challenge */
+	char			 prompt[48];
 	uint16_t		 pending_seq;
 	struct dev_confirm	 confirm;
 	int64_t			 deadline_ms;
@@ -54,20 +68,60 @@ now_ms(void)
 	return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
 }
 
-/* Caller holds fw->lock. */
+static int
+fw_pin_locked(struct fw *fw)
+{
+	return (fw->pin_fails >= DEV_PIN_TRIES);
+}
+
+static int
+fw_dead(struct fw *fw)
+{
+	return (fw->puk_fails >= DEV_PUK_TRIES);
+}
+
+/* The IBAN in groups of four, as printed on paper. */
+static void
+fw_iban_groups(const char *iban, char *out, size_t len)
+{
+	size_t	i, o = 0;
+
+	for (i = 0; iban[i] != '\0' && o + 2 < len; i++) {
+		if (i > 0 && i % 4 == 0)
+			out[o++] = ' ';
+		out[o++] = iban[i];
+	}
+	out[o] = '\0';
+}
+
+/*
+ * Caller holds fw->lock. The emulated display is one line wide enough
+ * for everything (a 70-byte name, the longest IBAN); a real device with
+ * a narrow display scrolls (PROTOCOL.md 5.3.3).
+ */
 static void
 fw_show(struct fw *fw)
 {
-	char	fpr[DEVSIG_FPR_LEN + 1];
+	char	fpr[DEVSIG_FPR_LEN + 1], amount[DEVCUR_FORMAT_MAX];
+	char	iban[DEV_IBAN_MAX + DEV_IBAN_MAX / 4 + 1];
 
+	devsig_fingerprint(fw->pub, fpr);
 	if (fw->pending) {
+		(void)devcur_format(fw->confirm.amount_minor,
+		    fw->confirm.currency, amount, sizeof(amount));
+		fw_iban_groups(fw->confirm.payee_iban, iban, sizeof(iban));
 		snprintf(fw->display, sizeof(fw->display),
-		    "PAY %" PRIu64 ".%02" PRIu64 " %s TO %s %s ? [confirm|decline]",
-		    fw->confirm.amount_minor / 100,
-		    fw->confirm.amount_minor % 100, fw->confirm.currency,
-		    fw->confirm.payee_name, fw->confirm.payee_iban);
+		    "PAY %s TO %s IBAN %s ? %s", amount,
+		    fw->confirm.payee_name, iban, fw->uv ?
+		    "PIN OK [confirm|decline]" : fw->prompt);
+	} else if (fw_dead(fw)) {
+		snprintf(fw->display, sizeof(fw->display), "DEAD %s PUK "
+		    "tries used up: replace this device KEY %s", fw->serial,
+		    fpr);
+	} else if (fw_pin_locked(fw)) {
+		snprintf(fw->display, sizeof(fw->display), "LOCKED %s PIN "
+		    "locked: staff reset needed KEY %s", fw->serial, fpr);
 	} else {
-		devsig_fingerprint(fw->pub, fpr);
 		snprintf(fw->display, sizeof(fw->display), "READY %s KEY %s",
 		    fw->serial, fpr);
 	}
@@ -77,19 +131,90 @@ fw_show(struct fw *fw)
 	}
 }
 
-/* Key and counter file: "serial S", "counter N", then the PEM key. */
+static int
+fw_digits(const char *s, size_t min, size_t max)
+{
+	size_t	i, n = strlen(s);
+
+	if (n < min || n > max)
+		return (0);
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return (0);
+	}
+	return (1);
+}
+
+/* Salted with the serial and a purpose, as a secure element would. */
+static void
+fw_secret_hash(struct fw *fw, const char *what, const char *secret,
+    uint8_t out[SHA256_DIGEST_LENGTH])
+{
+	EVP_MD_CTX	*md;
+
+	memset(out, 0, SHA256_DIGEST_LENGTH);
+	if ((md = EVP_MD_CTX_new()) == NULL)
+		return;
+	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(md, what, strlen(what) + 1) != 1 ||
+	    EVP_DigestUpdate(md, fw->serial, strlen(fw->serial) + 1) != 1 ||
+	    EVP_DigestUpdate(md, secret, strlen(secret)) != 1 ||
+	    EVP_DigestFinal_ex(md, out, NULL) != 1)
+		memset(out, 0xff, SHA256_DIGEST_LENGTH);
+	EVP_MD_CTX_free(md);
+}
+
+static void
+fw_hex(const uint8_t *p, size_t n, char *out)
+{
+	static const char	hex[] = "0123456789abcdef";
+	size_t			i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[p[i] >> 4];
+		out[2 * i + 1] = hex[p[i] & 0x0f];
+	}
+	out[2 * n] = '\0';
+}
+
+static int
+fw_unhex(const char *s, uint8_t *out, size_t n)
+{
+	size_t	i;
+	unsigned int v;
+
+	if (strlen(s) != 2 * n)
+		return (-1);
+	for (i = 0; i < n; i++) {
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return (-1);
+		out[i] = (uint8_t)v;
+	}
+	return (0);
+}
+
+/*
+ * The state file ("non-volatile memory"): "serial S", "counter N",
+ * "pin_hash H", "pin_fails N", "puk_hash H", "puk_fails N", then the PEM
+ * key. A file from before the PIN (protocol version 1) gets the default
+ * PIN and PUK.
+ */
 static int
 fw_save(struct fw *fw)
 {
-	char	 tmp[600];
+	char	 tmp[600], pin[2 * SHA256_DIGEST_LENGTH + 1];
+	char	 puk[2 * SHA256_DIGEST_LENGTH + 1];
 	FILE	*fp;
 	int	 ok;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", fw->path);
 	if ((fp = fopen(tmp, "w")) == NULL)
 		return (-1);
-	fprintf(fp, "serial %s\ncounter %" PRIu32 "\n", fw->serial,
-	    fw->counter);
+	fw_hex(fw->pin_hash, sizeof(fw->pin_hash), pin);
+	fw_hex(fw->puk_hash, sizeof(fw->puk_hash), puk);
+	fprintf(fp, "serial %s\ncounter %" PRIu32 "\npin_hash %s\n"
+	    "pin_fails %u\npuk_hash %s\npuk_fails %u\n", fw->serial,
+	    fw->counter, pin, fw->pin_fails, puk, fw->puk_fails);
 	ok = PEM_write_PrivateKey(fp, fw->key, NULL, NULL, 0, NULL, NULL);
 	if (fclose(fp) != 0 || !ok)
 		return (-1);
@@ -97,21 +222,52 @@ fw_save(struct fw *fw)
 }
 
 static int
+fw_load_line(struct fw *fw, const char *line)
+{
+	char	v[80];
+
+	if (sscanf(line, "counter %" SCNu32, &fw->counter) == 1 ||
+	    sscanf(line, "pin_fails %u", &fw->pin_fails) == 1 ||
+	    sscanf(line, "puk_fails %u", &fw->puk_fails) == 1 ||
+	    strncmp(line, "serial ", 7) == 0)
+		return (0);
+	if (sscanf(line, "pin_hash %79s", v) == 1)
+		return (fw_unhex(v, fw->pin_hash, sizeof(fw->pin_hash)));
+	if (sscanf(line, "puk_hash %79s", v) == 1)
+		return (fw_unhex(v, fw->puk_hash, sizeof(fw->puk_hash)));
+	return (-1);
+}
+
+static int
 fw_load(struct fw *fw)
 {
 	FILE	*fp;
-	char	 line[128];
+	char	 line[160];
+	long	 pos;
 
 	if ((fp = fopen(fw->path, "r")) == NULL)
 		return (errno == ENOENT ? 1 : -1);
-	if (fgets(line, sizeof(line), fp) == NULL ||
-	    fgets(line, sizeof(line), fp) == NULL ||
-	    sscanf(line, "counter %" SCNu32, &fw->counter) != 1) {
+	for (;;) {
+		pos = ftell(fp);
+		if (fgets(line, sizeof(line), fp) == NULL) {
+			fclose(fp);
+			return (-1);
+		}
+		if (strncmp(line, "-----BEGIN", 10) == 0)
+			break;
+		if (fw_load_line(fw, line) != 0) {
+			fclose(fp);
+			return (-1);
+		}
+	}
+	if (pos < 0 || fseek(fp, pos, SEEK_SET) != 0) {
 		fclose(fp);
 		return (-1);
 	}
 	fw->key = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
 	fclose(fp);
+	if (fw->pin_fails > DEV_PIN_TRIES || fw->puk_fails > DEV_PUK_TRIES)
+		return (-1);
 	return (fw->key != NULL ? 0 : -1);
 }
 
@@ -152,6 +308,17 @@ fw_new(struct usbemu *emu, const struct fw_params *p, char *err, size_t elen)
 	snprintf(fw->serial, sizeof(fw->serial), "%s", p->serial);
 	snprintf(fw->path, sizeof(fw->path), "%s/%s.state", p->statedir,
 	    p->serial);
+	if (!fw_digits(p->pin ? p->pin : FW_DEFAULT_PIN, FW_PIN_MIN,
+	    FW_PIN_MAX) || !fw_digits(p->puk ? p->puk : FW_DEFAULT_PUK,
+	    FW_PUK_LEN, FW_PUK_LEN)) {
+		snprintf(err, elen, "PIN must be 4 to 8 digits, PUK 8 digits");
+		fw_free(fw);
+		return (NULL);
+	}
+	fw_secret_hash(fw, "PIN", p->pin ? p->pin : FW_DEFAULT_PIN,
+	    fw->pin_hash);
+	fw_secret_hash(fw, "PUK", p->puk ? p->puk : FW_DEFAULT_PUK,
+	    fw->puk_hash);
 	if ((rc = fw_load(fw)) == 1) {
 		fw->key = EVP_EC_gen("P-256");
 		rc = fw->key != NULL ? fw_save(fw) : -1;
@@ -160,7 +327,9 @@ fw_new(struct usbemu *emu, const struct fw_params *p, char *err, size_t elen)
 	other = fw->wrong_key;
 	if (rc != 0 || other == NULL || devsig_pubkey_raw(fw->key, fw->pub) ||
 	    fw_attest(fw, p->manufacturer, fw->attest, &fw->attest_len) ||
-	    fw_attest(fw, other, fw->bad_attest, &fw->bad_attest_len)) {
+	    fw_attest(fw, other, fw->bad_attest, &fw->bad_attest_len) ||
+	    devsig_pkey_id(p->manufacturer, fw->attest_kid) ||
+	    (rc = fw_save(fw)) != 0) {
 		snprintf(err, elen, "state file %s unusable", fw->path);
 		fw_free(fw);
 		return (NULL);
@@ -170,6 +339,7 @@ fw_new(struct usbemu *emu, const struct fw_params *p, char *err, size_t elen)
 	desc.manufacturer = "psd2gate test";
 	desc.product = "PSD2 Authenticator (emulated)";
 	desc.serial = fw->serial;
+	desc.high_speed = p->high_speed;
 	fw->dev = usbemu_dev_new(emu, &desc, fw_on_out, fw);
 	pthread_mutex_lock(&fw->lock);
 	fw_show(fw);
@@ -212,6 +382,7 @@ fw_unplug(struct fw *fw)
 	pthread_mutex_lock(&fw->lock);
 	/* Unplugging powers the device off: what it showed is gone. */
 	fw->pending = 0;
+	fw->uv = 0;
 	fw_show(fw);
 	pthread_mutex_unlock(&fw->lock);
 	usbemu_dev_unplug(fw->dev);
@@ -251,23 +422,30 @@ fw_answer(struct fw *fw, uint8_t outcome)
 {
 	struct dev_result	 r;
 	uint8_t			 buf[DEVSIG_ENCODING_MAX], payload[128];
+	uint8_t			 signed_flags;
 	size_t			 len, plen;
 	EVP_PKEY		*key;
 
 	memset(&r, 0, sizeof(r));
 	memcpy(r.challenge, fw->confirm.challenge, DEV_CHALLENGE_LEN);
 	r.outcome = outcome;
+	r.flags = (uint8_t)dev_outcome_flags(outcome);
+	signed_flags = r.flags;
+	if (fw->fault == FW_FAULT_NO_UV)
+		signed_flags &= (uint8_t)~DEV_FLAG_UV;
+	/* Persisted before the RESULT leaves (PROTOCOL.md 4.3). */
 	if (fw->fault != FW_FAULT_REPEAT_COUNTER || fw->counter == 0) {
 		fw->counter++;
 		(void)fw_save(fw);
 	}
 	r.counter = fw->counter;
 	key = fw->fault == FW_FAULT_WRONG_KEY ? fw->wrong_key : fw->key;
-	len = devsig_confirm_encode(&fw->confirm, outcome, r.counter, buf,
-	    sizeof(buf));
+	len = devsig_confirm_encode(&fw->confirm, outcome, signed_flags,
+	    r.counter, buf, sizeof(buf));
 	if (len == 0 || devsig_sign(key, buf, len, r.sig, &r.sig_len) != 0)
 		return;
 	fw->pending = 0;
+	fw->uv = 0;
 	fw_show(fw);
 	if ((plen = dev_result_encode(&r, payload, sizeof(payload))) == 0)
 		return;
@@ -307,27 +485,70 @@ fw_send_busy(struct fw *fw, const struct dev_confirm *c, uint16_t seq)
 		fw_send(fw, DEV_MSG_RESULT, seq, payload, plen);
 }
 
+/* The same payment: everything but the timeout is equal. */
+static int
+fw_same_content(const struct dev_confirm *a, const struct dev_confirm *b)
+{
+	return (memcmp(a->challenge, b->challenge, DEV_CHALLENGE_LEN) == 0 &&
+	    memcmp(a->nonce, b->nonce, DEV_NONCE_LEN) == 0 &&
+	    a->amount_minor == b->amount_minor &&
+	    strcmp(a->currency, b->currency) == 0 &&
+	    strcmp(a->payee_name, b->payee_name) == 0 &&
+	    strcmp(a->payee_iban, b->payee_iban) == 0);
+}
+
+/* Checks in the order of PROTOCOL.md 5.3; 0 to show c, else answered. */
+static int
+fw_confirm_refused(struct fw *fw, const struct dev_frame *f,
+    const struct dev_confirm *c)
+{
+	uint8_t	code = 0;
+
+	if (fw_pin_locked(fw) || fw_dead(fw))
+		code = DEV_ERR_PIN_LOCKED;
+	else if (fw->counter == UINT32_MAX)
+		code = DEV_ERR_EXHAUSTED;
+	else if (!devcur_displayable(c->currency))
+		code = DEV_ERR_CURRENCY;
+	else if (fw->pending && memcmp(c->challenge, fw->confirm.challenge,
+	    DEV_CHALLENGE_LEN) == 0 && !fw_same_content(c, &fw->confirm))
+		code = DEV_ERR_CONFLICT;
+	if (code != 0) {
+		fw_send_error(fw, f->seq, code, f->type);
+		return (1);
+	}
+	if (fw->fault == FW_FAULT_BUSY || (fw->pending &&
+	    memcmp(c->challenge, fw->confirm.challenge, DEV_CHALLENGE_LEN))) {
+		fw_send_busy(fw, c, f->seq);
+		return (1);
+	}
+	return (0);
+}
+
 static void
 fw_confirm(struct fw *fw, const struct dev_frame *f)
 {
 	struct dev_confirm	c;
-	int			rc;
-	static const uint8_t	junk[] = { 0x01, 0x83, 0x00 };
+	int			rc, retake;
+	static const uint8_t	junk[] = { 0x02, 0x83, 0x00 };
 
 	if ((rc = dev_confirm_decode(f->payload, f->len, &c)) != DEV_OK) {
 		fw_send_error(fw, f->seq, (uint8_t)rc, f->type);
 		return;
 	}
 	fw->confirms_seen++;
-	if (fw->fault == FW_FAULT_BUSY || (fw->pending &&
-	    memcmp(c.challenge, fw->confirm.challenge, DEV_CHALLENGE_LEN))) {
-		fw_send_busy(fw, &c, f->seq);
+	if (fw_confirm_refused(fw, f, &c))
 		return;
-	}
+	/* The same payment again (a host retook it): keep display and PIN. */
+	retake = fw->pending;
 	fw->confirm = c;
 	fw->pending = 1;
 	fw->pending_seq = f->seq;
 	fw->deadline_ms = now_ms() + (int64_t)c.timeout_s * 1000;
+	if (!retake) {
+		fw->uv = 0;
+		snprintf(fw->prompt, sizeof(fw->prompt), "ENTER PIN [decline]");
+	}
 	fw_show(fw);
 	switch (fw->fault) {
 	case FW_FAULT_STALL:
@@ -360,6 +581,7 @@ fw_cancel(struct fw *fw, const struct dev_frame *f)
 		return;
 	}
 	fw->pending = 0;
+	fw->uv = 0;
 	fw_show(fw);
 	fw_send(fw, DEV_MSG_CANCELLED, f->seq, id, sizeof(id));
 }
@@ -381,6 +603,9 @@ fw_info(struct fw *fw, const struct dev_frame *f)
 	snprintf(in.firmware, sizeof(in.firmware), "%s", FW_VERSION);
 	memcpy(in.pubkey, fw->pub, DEV_PUBKEY_LEN);
 	in.counter = fw->counter;
+	in.pin_tries = (uint8_t)(DEV_PIN_TRIES - fw->pin_fails);
+	in.puk_tries = (uint8_t)(DEV_PUK_TRIES - fw->puk_fails);
+	memcpy(in.attest_kid, fw->attest_kid, DEV_KEY_ID_LEN);
 	if (fw->fault == FW_FAULT_BAD_ATTEST) {
 		memcpy(in.attest, fw->bad_attest, fw->bad_attest_len);
 		in.attest_len = fw->bad_attest_len;
@@ -400,6 +625,9 @@ fw_on_out(struct usbemu_dev *dev, void *arg, const uint8_t *data, size_t len)
 	int			 rc;
 
 	(void)dev;
+	/* An empty transfer is a host's stray zero-length packet: no frame. */
+	if (len == 0)
+		return;
 	pthread_mutex_lock(&fw->lock);
 	if ((rc = dev_frame_decode(data, len, &f)) != DEV_OK) {
 		/* The sequence is echoed only from a readable header. */
@@ -439,8 +667,14 @@ fw_button(struct fw *fw, uint8_t outcome)
 	pthread_mutex_lock(&fw->lock);
 	if (fw->pending && fw->fault != FW_FAULT_NO_ANSWER &&
 	    fw->fault != FW_FAULT_STALL && fw->fault != FW_FAULT_BAD_FRAME) {
-		fw_answer(fw, outcome);
-		rc = 0;
+		/* Declining needs no PIN; confirming does (RTS Art. 4). */
+		if (outcome == DEV_OUTCOME_APPROVED && !fw->uv &&
+		    fw->fault != FW_FAULT_NO_UV) {
+			rc = -2;
+		} else {
+			fw_answer(fw, outcome);
+			rc = 0;
+		}
 	}
 	pthread_mutex_unlock(&fw->lock);
 	return (rc);
@@ -456,6 +690,107 @@ int
 fw_decline(struct fw *fw)
 {
 	return (fw_button(fw, DEV_OUTCOME_DECLINED));
+}
+
+/* Caller holds fw->lock: the fifth wrong PIN ends the challenge. */
+static void
+fw_lock_now(struct fw *fw)
+{
+	uint16_t	seq = fw->pending_seq;
+
+	fw->pending = 0;
+	fw->uv = 0;
+	fw_show(fw);
+	fw_send_error(fw, seq, DEV_ERR_PIN_LOCKED, DEV_MSG_CONFIRM);
+}
+
+int
+fw_pin(struct fw *fw, const char *pin)
+{
+	uint8_t	h[SHA256_DIGEST_LENGTH];
+	int	rc;
+
+	if (!fw_digits(pin, FW_PIN_MIN, FW_PIN_MAX))
+		return (FW_PIN_FORMAT);
+	pthread_mutex_lock(&fw->lock);
+	if (fw_dead(fw) || fw_pin_locked(fw)) {
+		rc = fw_dead(fw) ? FW_PIN_DEAD : FW_PIN_LOCKED;
+	} else if (!fw->pending || fw->uv) {
+		rc = FW_PIN_NOTHING;
+	} else {
+		fw_secret_hash(fw, "PIN", pin, h);
+		if (CRYPTO_memcmp(h, fw->pin_hash, sizeof(h)) == 0) {
+			fw->pin_fails = 0;
+			fw->uv = 1;
+			rc = FW_PIN_OK;
+		} else {
+			fw->pin_fails++;
+			rc = fw_pin_locked(fw) ? FW_PIN_LOCKED : FW_PIN_WRONG;
+			snprintf(fw->prompt, sizeof(fw->prompt),
+			    "WRONG PIN, %u TRIES LEFT [decline]",
+			    DEV_PIN_TRIES - fw->pin_fails);
+		}
+		/* The retry counter is persisted before anything is shown. */
+		(void)fw_save(fw);
+		if (rc == FW_PIN_LOCKED)
+			fw_lock_now(fw);
+		else
+			fw_show(fw);
+	}
+	pthread_mutex_unlock(&fw->lock);
+	return (rc);
+}
+
+int
+fw_unlock(struct fw *fw, const char *puk, const char *newpin)
+{
+	uint8_t	h[SHA256_DIGEST_LENGTH];
+	int	rc;
+
+	if (!fw_digits(puk, FW_PUK_LEN, FW_PUK_LEN) ||
+	    !fw_digits(newpin, FW_PIN_MIN, FW_PIN_MAX))
+		return (FW_PIN_FORMAT);
+	pthread_mutex_lock(&fw->lock);
+	if (fw_dead(fw)) {
+		rc = FW_PIN_DEAD;
+	} else if (!fw_pin_locked(fw)) {
+		rc = FW_PIN_NOTHING;
+	} else {
+		fw_secret_hash(fw, "PUK", puk, h);
+		if (CRYPTO_memcmp(h, fw->puk_hash, sizeof(h)) == 0) {
+			fw->puk_fails = 0;
+			fw->pin_fails = 0;
+			fw_secret_hash(fw, "PIN", newpin, fw->pin_hash);
+			rc = FW_PIN_OK;
+		} else {
+			fw->puk_fails++;
+			rc = fw_dead(fw) ? FW_PIN_DEAD : FW_PIN_WRONG;
+		}
+		(void)fw_save(fw);
+		fw_show(fw);
+	}
+	pthread_mutex_unlock(&fw->lock);
+	return (rc);
+}
+
+int
+fw_pin_tries(struct fw *fw)
+{
+	int	n;
+
+	pthread_mutex_lock(&fw->lock);
+	n = DEV_PIN_TRIES - (int)fw->pin_fails;
+	pthread_mutex_unlock(&fw->lock);
+	return (n);
+}
+
+void
+fw_set_counter(struct fw *fw, uint32_t counter)
+{
+	pthread_mutex_lock(&fw->lock);
+	fw->counter = counter;
+	(void)fw_save(fw);
+	pthread_mutex_unlock(&fw->lock);
 }
 
 void
@@ -501,6 +836,7 @@ fw_fault_parse(const char *s, enum fw_fault *out)
 		{ "repeatcounter", FW_FAULT_REPEAT_COUNTER },
 		{ "busy", FW_FAULT_BUSY },
 		{ "badattest", FW_FAULT_BAD_ATTEST },
+		{ "nouv", FW_FAULT_NO_UV },
 	};
 	size_t	i;
 

@@ -16,8 +16,11 @@
 #include "../devframe.h"
 
 #define FW_MODEL		"PSD2-AUTH-EMU"
-#define FW_VERSION		"1.0.0"
+#define FW_VERSION		"2.0.0"
 #define FW_DISPLAY_MAX		256
+/* Sandbox and test secrets of a new emulated device (README.md). */
+#define FW_DEFAULT_PIN		"1234"
+#define FW_DEFAULT_PUK		"12345678"
 
 enum fw_fault {
 	FW_FAULT_NONE,
@@ -28,8 +31,18 @@ enum fw_fault {
 	FW_FAULT_WRONG_KEY,	/* signs with a key other than its own */
 	FW_FAULT_REPEAT_COUNTER,/* signs with its previous counter */
 	FW_FAULT_BUSY,		/* answers every CONFIRM with BUSY */
-	FW_FAULT_BAD_ATTEST	/* attestation not from the manufacturer */
+	FW_FAULT_BAD_ATTEST,	/* attestation not from the manufacturer */
+	FW_FAULT_NO_UV		/* approves without a PIN, signs without UV,
+				 * and its RESULT claims UV all the same */
 };
+
+/* fw_pin() and fw_unlock() results. */
+#define FW_PIN_OK		0
+#define FW_PIN_WRONG		1	/* tries are left */
+#define FW_PIN_LOCKED		2	/* locked now, or already */
+#define FW_PIN_DEAD		3	/* PUK tries used up: replace it */
+#define FW_PIN_NOTHING		(-1)	/* nothing to enter a PIN for */
+#define FW_PIN_FORMAT		(-2)	/* not 4..8 digits (PUK: 8 digits) */
 
 struct fw;
 
@@ -40,6 +53,9 @@ struct fw_params {
 	uint16_t	 vid;
 	uint16_t	 pid;
 	int		 verbose;	/* print display changes */
+	int		 high_speed;	/* 512-byte packets */
+	const char	*pin;		/* for a new state file; NULL: default */
+	const char	*puk;
 };
 
 struct fw	*fw_new(struct usbemu *, const struct fw_params *, char *,
@@ -50,9 +66,16 @@ void		 fw_unplug(struct fw *);
 int		 fw_plugged(struct fw *);
 const char	*fw_serial(struct fw *);
 
-/* Buttons: 0 if a confirmation was on the display, -1 otherwise. */
+/* Buttons: 0 if a confirmation was on the display, -1 otherwise; the
+ * confirm button also -2 while the PIN has not been entered. */
 int	fw_press(struct fw *);
 int	fw_decline(struct fw *);
+/* The PIN keypad (FW_PIN_*), and the staff's PUK reset of a locked PIN. */
+int	fw_pin(struct fw *, const char *pin);
+int	fw_unlock(struct fw *, const char *puk, const char *newpin);
+int	fw_pin_tries(struct fw *);
+/* Tests: puts the signature counter where exhaustion can be reached. */
+void	fw_set_counter(struct fw *, uint32_t);
 
 void	fw_display(struct fw *, char *, size_t);
 int	fw_pending(struct fw *);

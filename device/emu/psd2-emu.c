@@ -2,8 +2,11 @@
  * psd2-emu: the buttons of the emulated authenticators.
  *
  *	psd2-emu press|decline|unplug|plug|show|counter SERIAL
+ *	psd2-emu pin SERIAL PIN		(the PIN keypad, before press)
+ *	psd2-emu unlock SERIAL PUK NEWPIN	(staff: reset a locked PIN)
+ *	psd2-emu setcounter SERIAL N	(tests: signature counter)
  *	psd2-emu fault SERIAL none|noanswer|stall|badframe|unplugmid|
- *	    wrongkey|repeatcounter|busy|badattest
+ *	    wrongkey|repeatcounter|busy|badattest|nouv
  *	psd2-emu add SERIAL | list
  *
  * It talks to psd2-emuhost's control socket: $PSD2_EMU_SOCKET, default
@@ -30,10 +33,11 @@ main(int argc, char **argv)
 	ssize_t			 n;
 	int			 fd, i;
 
-	if (argc < 2 || argc > 4) {
+	if (argc < 2 || argc > 5) {
 		fprintf(stderr, "usage: psd2-emu press|decline|unplug|plug|"
-		    "show|counter SERIAL | fault SERIAL NAME | add SERIAL | "
-		    "list\n");
+		    "show|counter SERIAL | pin SERIAL PIN | unlock SERIAL PUK "
+		    "NEWPIN | setcounter SERIAL N | fault SERIAL NAME | "
+		    "add SERIAL | list\n");
 		return (2);
 	}
 	for (i = 1; i < argc; i++) {

@@ -51,6 +51,9 @@ struct plug {
 	int			 stall;
 	GList			*sessions;
 	struct session		*last_out;
+	/* OUT bytes of a transfer whose end (short packet or ZLP) is
+	 * still to come, as the device's USB controller sees them. */
+	GByteArray		*out_acc;
 };
 
 struct session {
@@ -68,6 +71,7 @@ struct usbemu_dev {
 	char			*manufacturer;
 	char			*product;
 	char			*serial;
+	unsigned int		 maxpacket;	/* bulk wMaxPacketSize */
 	usbemu_out_cb		 out_cb;
 	void			*out_arg;
 	struct plug		*plug;
@@ -140,6 +144,16 @@ urb_finish(struct session *s, struct emu_urb *u, int status, size_t actual)
 	g_queue_push_tail(&s->done, u);
 }
 
+/* Caller holds the lock. */
+static void
+session_drop_zlp(struct session *s)
+{
+	GBytes	*next = g_queue_peek_head(&s->msgs);
+
+	if (next != NULL && g_bytes_get_size(next) == 0)
+		g_bytes_unref(g_queue_pop_head(&s->msgs));
+}
+
 /* Caller holds the lock: answers pending IN URBs from queued messages. */
 static void
 session_pump(struct session *s)
@@ -167,6 +181,10 @@ session_pump(struct session *s)
 			if (len > 0)
 				memcpy(u->buf->data, data, len);
 			urb_finish(s, u, 0, len);
+			/* Room left: the ZLP that follows ends this URB. */
+			if (len > 0 && len % s->plug->dev->maxpacket == 0 &&
+			    len < (size_t)u->buf->data_len)
+				session_drop_zlp(s);
 		}
 		g_bytes_unref(msg);
 	}
@@ -298,6 +316,33 @@ control_urb(struct session *s, struct emu_urb *u)
 	urb_finish(s, u, -EPIPE, 0);
 }
 
+/*
+ * Caller holds the lock. A bulk OUT URB as the device sees it: a length
+ * that is a non-zero multiple of the packet size, without the ZLP flag,
+ * does not end the transfer (the device waits for more), so its bytes
+ * are kept and the next URB continues it. A completed transfer (possibly
+ * empty: a lone ZLP) goes to the device in *out.
+ */
+static void
+out_transfer(struct plug *p, UMockdevIoctlData *bufd, unsigned int flags,
+    uint8_t **out, size_t *outlen)
+{
+	size_t	len = bufd != NULL ? bufd->data_len : 0;
+
+	if (p->out_acc == NULL)
+		p->out_acc = g_byte_array_new();
+	if (len > 0)
+		g_byte_array_append(p->out_acc, bufd->data, (guint)len);
+	if (len > 0 && len % p->dev->maxpacket == 0 &&
+	    !(flags & USBDEVFS_URB_ZERO_PACKET))
+		return;
+	*outlen = p->out_acc->len;
+	*out = g_malloc(*outlen + 1);
+	if (*outlen > 0)
+		memcpy(*out, p->out_acc->data, *outlen);
+	g_byte_array_set_size(p->out_acc, 0);
+}
+
 static void
 ioctl_submit(struct plug *p, struct session *s, UMockdevIoctlClient *client,
     uint8_t **out, size_t *outlen)
@@ -337,10 +382,7 @@ ioctl_submit(struct plug *p, struct session *s, UMockdevIoctlClient *client,
 		control_urb(s, u);
 	} else if (hdr->type == USBDEVFS_URB_TYPE_BULK &&
 	    hdr->endpoint == EMU_EP_OUT) {
-		if (bufd != NULL) {
-			*out = g_memdup2(bufd->data, bufd->data_len);
-			*outlen = bufd->data_len;
-		}
+		out_transfer(p, bufd, hdr->flags, out, outlen);
 		p->last_out = s;
 		urb_finish(s, u, 0, bufd ? bufd->data_len : 0);
 	} else if (hdr->type == USBDEVFS_URB_TYPE_BULK &&
@@ -571,6 +613,7 @@ usbemu_dev_new(struct usbemu *emu, const struct usbemu_desc *desc,
 	d->manufacturer = g_strdup(desc->manufacturer);
 	d->product = g_strdup(desc->product);
 	d->serial = g_strdup(desc->serial);
+	d->maxpacket = desc->high_speed ? 512 : 64;
 	d->out_cb = cb;
 	d->out_arg = arg;
 	g_mutex_lock(&emu->lock);
@@ -598,9 +641,11 @@ dev_descriptors(struct usbemu_dev *d)
 		0x09, 0x02, 0x20, 0x00, 0x01, 0x01, 0x00, 0x80, 0x32,
 		/* interface 0: vendor-specific, two endpoints */
 		0x09, 0x04, 0x00, 0x00, 0x02, 0xff, 0x00, 0x00, 0x00,
-		/* bulk OUT 0x01 and bulk IN 0x81, 64-byte packets */
-		0x07, 0x05, 0x01, 0x02, 0x40, 0x00, 0x00,
-		0x07, 0x05, 0x81, 0x02, 0x40, 0x00, 0x00,
+		/* bulk OUT 0x01 and bulk IN 0x81, 64 or 512-byte packets */
+		0x07, 0x05, 0x01, 0x02, (uint8_t)d->maxpacket,
+		(uint8_t)(d->maxpacket >> 8), 0x00,
+		0x07, 0x05, 0x81, 0x02, (uint8_t)d->maxpacket,
+		(uint8_t)(d->maxpacket >> 8), 0x00,
 	};
 	GString	*hex = g_string_new(NULL);
 	size_t	 i;
@@ -629,7 +674,7 @@ dev_record(struct usbemu_dev *d, const char *syspath, unsigned int devnum)
 	    "A: busnum=%u\\n\n"
 	    "A: devnum=%u\\n\n"
 	    "A: dev=189:%u\\n\n"
-	    "A: speed=12\\n\n"
+	    "A: speed=%u\\n\n"
 	    "A: bConfigurationValue=1\\n\n"
 	    "A: idVendor=%04x\\n\n"
 	    "A: idProduct=%04x\\n\n"
@@ -637,8 +682,8 @@ dev_record(struct usbemu_dev *d, const char *syspath, unsigned int devnum)
 	    "H: descriptors=%s\n",
 	    syspath, EMU_BUSNUM, devnum, EMU_BUSNUM, devnum,
 	    EMU_BUSNUM, devnum, d->vid, d->pid, EMU_BUSNUM, devnum,
-	    (EMU_BUSNUM - 1) * 128 + devnum - 1, d->vid, d->pid, d->serial,
-	    desc);
+	    (EMU_BUSNUM - 1) * 128 + devnum - 1,
+	    d->maxpacket == 512 ? 480 : 12, d->vid, d->pid, d->serial, desc);
 	g_free(desc);
 	return (rec);
 }
@@ -770,6 +815,8 @@ usbemu_dev_send_in(struct usbemu_dev *d, const uint8_t *data, size_t len)
 	g_mutex_lock(&d->emu->lock);
 	if (d->plug != NULL && (s = d->plug->last_out) != NULL) {
 		g_queue_push_tail(&s->msgs, g_bytes_new(data, len));
+		if (len > 0 && len % d->maxpacket == 0)
+			g_queue_push_tail(&s->msgs, g_bytes_new(NULL, 0));
 		session_pump(s);
 		rc = 0;
 	}
@@ -871,6 +918,8 @@ usbemu_free(struct usbemu *emu)
 		}
 		if (p->fifo != -1)
 			close(p->fifo);
+		if (p->out_acc != NULL)
+			g_byte_array_free(p->out_acc, TRUE);
 		g_free(p);
 	}
 	for (i = 0; i < emu->devs->len; i++) {

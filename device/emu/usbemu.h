@@ -29,6 +29,7 @@ struct usbemu_desc {
 	const char	*manufacturer;
 	const char	*product;
 	const char	*serial;
+	int		 high_speed;	/* 512-byte bulk packets, else 64 */
 };
 
 struct usbemu	*usbemu_new(void);
@@ -48,7 +49,13 @@ void			 usbemu_dev_unplug(struct usbemu_dev *);
 int			 usbemu_dev_plugged(struct usbemu_dev *);
 const char		*usbemu_dev_serial(struct usbemu_dev *);
 
-/* Queues one IN transfer's bytes (answered to the next IN URB). */
+/*
+ * Queues one IN transfer's bytes (answered to the next IN URB). As on the
+ * wire, a transfer whose length is a multiple of the packet size is
+ * followed by a zero-length packet: it ends the host's URB if that URB
+ * has room left, otherwise it completes the next IN URB with 0 bytes.
+ * len 0 sends a lone zero-length packet.
+ */
 int	usbemu_dev_send_in(struct usbemu_dev *, const uint8_t *, size_t);
 /* The pending (or next) IN URB ends with a STALL (-EPIPE). */
 void	usbemu_dev_stall_in(struct usbemu_dev *);

@@ -193,7 +193,7 @@ main(void)
 			for (i = 0; i < ndev; i++) {
 				if (pressed[i] == -1 && now_us() - t0 >= due[i]) {
 					pressed[i] = now_us();
-					if (fw_press(fws[i]) != 0)
+					if (devtest_approve(fws[i]) != 0)
 						die("press");
 				}
 				if (pressed[i] == -1 && t0 + due[i] < next)

@@ -84,15 +84,16 @@ devtest_rmdir(char *dir)
 	free(dir);
 }
 
-struct fw *
-devtest_fw(struct usbemu *emu, const char *serial, const char *statedir,
-    EVP_PKEY *mfr)
+static struct fw *
+devtest_fw_speed(struct usbemu *emu, const char *serial, const char *statedir,
+    EVP_PKEY *mfr, int high_speed)
 {
 	struct fw_params	p;
 	char			err[256];
 	struct fw		*fw;
 
 	memset(&p, 0, sizeof(p));
+	p.high_speed = high_speed;
 	p.serial = serial;
 	p.statedir = statedir;
 	p.manufacturer = mfr;
@@ -101,6 +102,28 @@ devtest_fw(struct usbemu *emu, const char *serial, const char *statedir,
 	if ((fw = fw_new(emu, &p, err, sizeof(err))) == NULL)
 		fprintf(stderr, "fw_new: %s\n", err);
 	return (fw);
+}
+
+struct fw *
+devtest_fw(struct usbemu *emu, const char *serial, const char *statedir,
+    EVP_PKEY *mfr)
+{
+	return (devtest_fw_speed(emu, serial, statedir, mfr, 0));
+}
+
+struct fw *
+devtest_fw_hs(struct usbemu *emu, const char *serial, const char *statedir,
+    EVP_PKEY *mfr)
+{
+	return (devtest_fw_speed(emu, serial, statedir, mfr, 1));
+}
+
+int
+devtest_approve(struct fw *fw)
+{
+	if (fw_pin(fw, FW_DEFAULT_PIN) != FW_PIN_OK)
+		return (-1);
+	return (fw_press(fw));
 }
 
 int64_t

@@ -20,6 +20,11 @@ char		*devtest_tmpdir(void);
 void		 devtest_rmdir(char *);
 struct fw	*devtest_fw(struct usbemu *, const char *serial,
 		    const char *statedir, EVP_PKEY *mfr);
+/* The same with 512-byte packets (a high-speed device). */
+struct fw	*devtest_fw_hs(struct usbemu *, const char *serial,
+		    const char *statedir, EVP_PKEY *mfr);
+/* The PSU's two elements: the PIN on the keypad, then confirm. */
+int		 devtest_approve(struct fw *);
 int64_t		 devtest_now_ms(void);
 /* A sample confirmation (12.34 EUR to "Muster GmbH"). */
 void		 devtest_confirm(struct dev_confirm *, uint16_t timeout_s);

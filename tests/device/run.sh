@@ -58,6 +58,15 @@ check() {
 	fi
 }
 
+# The examples as an independent reading of PROTOCOL.md (Python), and the
+# payee-name vectors from Python's Unicode data (device/PROTOCOL.md 5.3.2).
+check examples /usr/bin/python3 tests/device/examples_gen.py --check
+export PSD2_DEVTEXT_VECTORS="$log/devtext-vectors.txt"
+if ! /usr/bin/python3 tests/device/devtext_vectors.py "$PSD2_DEVTEXT_VECTORS" \
+    >>"$log/frame.log" 2>&1; then
+	echo "device: devtext vectors could not be made (see $log/frame.log)"
+	failed=$((failed + 1))
+fi
 run_cmocka frame "$T/test_frame"
 run_cmocka sig "$T/test_sig"
 run_cmocka usb env LD_PRELOAD="$preload" "$T/test_usb"
@@ -79,6 +88,10 @@ emu() { "$BUILD/bin/psd2-emu" "$@"; }
 check emu-show sh -c "'$BUILD/bin/psd2-emu' show EMU0001 | grep -q '^READY EMU0001 KEY [0-9A-F]\{4\} '"
 check emu-list sh -c "'$BUILD/bin/psd2-emu' list | grep -qx 'EMU0001 EMU0002'"
 check emu-press-idle sh -c "! '$BUILD/bin/psd2-emu' press EMU0001"
+check emu-pin-idle sh -c "'$BUILD/bin/psd2-emu' pin EMU0001 1234 2>&1 | grep -q 'nothing to enter'"
+check emu-pin-format sh -c "! '$BUILD/bin/psd2-emu' pin EMU0001 12x4"
+check emu-unlock-unlocked sh -c "! '$BUILD/bin/psd2-emu' unlock EMU0001 12345678 4321"
+check emu-setcounter sh -c "'$BUILD/bin/psd2-emu' setcounter EMU0002 7 && '$BUILD/bin/psd2-emu' counter EMU0002 | grep -qx 7 && ! '$BUILD/bin/psd2-emu' setcounter EMU0002 x7"
 check emu-unplug sh -c "'$BUILD/bin/psd2-emu' unplug EMU0002 && '$BUILD/bin/psd2-emu' show EMU0002 | grep -q '(unplugged)'"
 check emu-plug sh -c "'$BUILD/bin/psd2-emu' plug EMU0002 && '$BUILD/bin/psd2-emu' list | grep -qx 'EMU0001 EMU0002'"
 check emu-fault sh -c "'$BUILD/bin/psd2-emu' fault EMU0001 stall && ! '$BUILD/bin/psd2-emu' fault EMU0001 melt"

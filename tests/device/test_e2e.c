@@ -231,17 +231,38 @@ enrol(struct t *t, const char *serial)
 }
 
 static char *
-add_challenge(struct t *t, const char *serial, int seconds)
+add_challenge_in(struct t *t, const char *serial, int seconds,
+    const char *currency)
 {
 	char	secs[16];
+	const char *p[3] = { serial, secs, currency };
+	PGresult *res;
+	char	*v;
 
 	snprintf(secs, sizeof(secs), "%d", seconds);
-	return (q1(t, "INSERT INTO device_challenge (device_serial, psu_id, "
-	    "nonce, amount_minor, currency, payee_name, payee_iban, deadline) "
-	    "SELECT $1, id, decode(md5(random()::text) || "
-	    "md5(random()::text), 'hex'), 123456, 'EUR', 'Zoë Müller', "
+	res = PQexecParams(t->db, "INSERT INTO device_challenge "
+	    "(device_serial, psu_id, nonce, amount_minor, currency, payee_name, "
+	    "payee_iban, deadline) SELECT $1, id, decode(md5(random()::text) "
+	    "|| md5(random()::text), 'hex'), 123456, $3, 'Zoë Müller', "
 	    "'NL91ABNA0417164300', now() + make_interval(secs => $2::int) "
-	    "FROM psu WHERE username = 'anna' RETURNING id", 2, serial, secs));
+	    "FROM psu WHERE username = 'anna' RETURNING id", 3, NULL, p, NULL,
+	    NULL, 0);
+	v = strdup(PQntuples(res) == 1 ? PQgetvalue(res, 0, 0) : "");
+	PQclear(res);
+	return (own(t, v));
+}
+
+static char *
+add_challenge(struct t *t, const char *serial, int seconds)
+{
+	return (add_challenge_in(t, serial, seconds, "EUR"));
+}
+
+/* What the service does with the counter it has just accepted. */
+static int
+devsig_exhausted_str(const char *counter)
+{
+	return (devsig_counter_exhausted(strtoull(counter, NULL, 10)));
 }
 
 static const char *status_sql =
@@ -286,12 +307,18 @@ verify_outcome(struct t *t, const char *id, uint8_t outcome)
 	siglen = strlen(s) / 2;
 	for (i = 0; i < siglen && i < DEV_SIG_MAX; i++)
 		sscanf(s + 2 * i, "%2hhx", &sig[i]);
-	ok = devsig_confirm_verify(pub, &c, outcome, counter, sig, siglen) &&
-	    devsig_counter_ok(strtoull(PQgetvalue(res, 0, 8), NULL, 10),
-	    counter);
+	/* An approval as the service will check it: UV required. */
+	if (outcome == DEV_OUTCOME_APPROVED)
+		ok = devsig_approval_verify(pub, &c, counter, sig, siglen);
+	else
+		ok = devsig_confirm_verify(pub, &c, outcome,
+		    (uint8_t)dev_outcome_flags(outcome), counter, sig, siglen);
+	ok = ok && devsig_counter_ok(strtoull(PQgetvalue(res, 0, 8), NULL,
+	    10), counter);
 	/* What the PSU saw is bound: one cent more does not verify. */
 	c.amount_minor++;
-	if (devsig_confirm_verify(pub, &c, outcome, counter, sig, siglen))
+	if (devsig_confirm_verify(pub, &c, outcome,
+	    (uint8_t)dev_outcome_flags(outcome), counter, sig, siglen))
 		ok = 0;
 	PQclear(res);
 	return (ok);
@@ -428,8 +455,10 @@ test_confirm_end_to_end(void **state)
 	assert_true(wait_pending(fw, 1));
 	fw_display(fw, disp, sizeof(disp));
 	assert_non_null(strstr(disp,
-	    "PAY 1234.56 EUR TO Zoë Müller NL91ABNA0417164300"));
-	assert_int_equal(fw_press(fw), 0);
+	    "PAY 1 234.56 EUR TO Zoë Müller IBAN NL91 ABNA 0417 1643 00"));
+	/* Confirm needs the PIN first (knowledge, then possession). */
+	assert_int_equal(fw_press(fw), -2);
+	assert_int_equal(devtest_approve(fw), 0);
 	assert_true(wait_value(t, "SELECT status || ' ' || outcome || ' ' || "
 	    "attempts FROM device_challenge WHERE id = $1", id,
 	    "done approved 1"));
@@ -454,11 +483,15 @@ test_decline_and_timeout(void **state)
 	assert_true(wait_value(t, "SELECT status || ' ' || outcome FROM "
 	    "device_challenge WHERE id = $1", id, "done declined"));
 	assert_true(verify_outcome(t, id, DEV_OUTCOME_DECLINED));
-	/* Nobody presses: the device's own deadline answers, signed. */
-	id = add_challenge(t, s, 2);
+	/*
+	 * Nobody presses: the device's own timeout answers, signed, and
+	 * before the deadline (its timeout is the seconds left less one).
+	 */
+	id = add_challenge(t, s, 4);
 	assert_true(wait_pending(fw, 1));
-	assert_true(wait_value(t, "SELECT status || ' ' || outcome FROM "
-	    "device_challenge WHERE id = $1", id, "done timed_out"));
+	assert_true(wait_value(t, "SELECT status || ' ' || outcome || ' ' || "
+	    "(finished_at < deadline) FROM device_challenge WHERE id = $1", id,
+	    "done timed_out true"));
 	assert_true(verify_outcome(t, id, DEV_OUTCOME_TIMED_OUT));
 	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
 }
@@ -485,7 +518,7 @@ test_unplug_and_replug(void **state)
 	assert_int_equal(fw_plug(fw), 0);
 	id = add_challenge(t, s, 30);
 	assert_true(wait_pending(fw, 1));
-	assert_int_equal(fw_press(fw), 0);
+	assert_int_equal(devtest_approve(fw), 0);
 	assert_true(wait_value(t, status_sql, id, "done"));
 	assert_true(verify_outcome(t, id, DEV_OUTCOME_APPROVED));
 	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
@@ -524,7 +557,7 @@ test_malformed_stall_busy(void **state)
 	    "true"));
 	fw_set_fault(fw, FW_FAULT_NONE);
 	assert_true(wait_pending(fw, 1));
-	assert_int_equal(fw_press(fw), 0);
+	assert_int_equal(devtest_approve(fw), 0);
 	assert_true(wait_value(t, status_sql, id, "done"));
 	v = q1(t, "SELECT outcome FROM device_challenge WHERE id = $1", 1, id,
 	    NULL);
@@ -563,7 +596,7 @@ test_two_daemons_one_challenge(void **state)
 	/* Give the loser every chance to (wrongly) send a second CONFIRM. */
 	usleep(300000);
 	assert_int_equal(fw_confirms_seen(fw), 1);
-	assert_int_equal(fw_press(fw), 0);
+	assert_int_equal(devtest_approve(fw), 0);
 	assert_true(wait_value(t, status_sql, id, "done"));
 	v = q1(t, "SELECT attempts || ' ' || outcome FROM device_challenge "
 	    "WHERE id = $1", 1, id, NULL);
@@ -599,7 +632,7 @@ test_killed_lease_retaken(void **state)
 	/* Not before the dead daemon's lease ran out. */
 	assert_true(devtest_now_ms() - killed >= 2000);
 	assert_true(wait_pending(fw, 1));
-	assert_int_equal(fw_press(fw), 0);
+	assert_int_equal(devtest_approve(fw), 0);
 	assert_true(wait_value(t, "SELECT status || ' ' || outcome || ' ' || "
 	    "(lease_owner IS NULL) FROM device_challenge WHERE id = $1", id,
 	    "done approved true"));
@@ -628,7 +661,7 @@ test_sigterm_releases_lease(void **state)
 	/* The next daemon takes it up at once. */
 	start_daemon(t, 1, "e2e-b", 30);
 	assert_true(wait_pending(fw, 1));
-	assert_int_equal(fw_press(fw), 0);
+	assert_int_equal(devtest_approve(fw), 0);
 	assert_true(wait_value(t, status_sql, id, "done"));
 	assert_int_equal(stop_daemon(t, 1, SIGTERM), 0);
 }
@@ -665,14 +698,14 @@ test_database_restart(void **state)
 	id = add_challenge(t, s, 30);
 	assert_true(wait_pending(fw, 1));
 	kill_daemon_connections(t);
-	assert_int_equal(fw_press(fw), 0);
+	assert_int_equal(devtest_approve(fw), 0);
 	assert_true(wait_value(t, status_sql, id, "done"));
 	assert_true(verify_outcome(t, id, DEV_OUTCOME_APPROVED));
 	/* Work queued while it was away is found after the reconnect. */
 	kill_daemon_connections(t);
 	id = add_challenge(t, s, 30);
 	assert_true(wait_pending(fw, 1));
-	assert_int_equal(fw_press(fw), 0);
+	assert_int_equal(devtest_approve(fw), 0);
 	assert_true(wait_value(t, status_sql, id, "done"));
 	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
 }
@@ -692,6 +725,129 @@ test_expired_without_device(void **state)
 	assert_true(wait_value(t, "SELECT status || ': ' || failure_reason "
 	    "FROM device_challenge WHERE id = $1", id,
 	    "failed: deadline passed without an answer"));
+	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
+}
+
+/*
+ * The PIN's retry counter: five wrong PINs end the challenge at once
+ * ("device refused: PIN locked") and every later one, until staff reset
+ * the PIN with the PUK on the device itself.
+ */
+static void
+test_pin_lock_and_staff_reset(void **state)
+{
+	struct t	*t = *state;
+	struct fw	*fw;
+	char		 s[32], *id;
+	int		 i;
+
+	fw = new_device(t, s, sizeof(s));
+	start_daemon(t, 0, "e2e-a", 30);
+	enrol(t, s);
+	id = add_challenge(t, s, 30);
+	assert_true(wait_pending(fw, 1));
+	for (i = 0; i < DEV_PIN_TRIES - 1; i++)
+		assert_int_equal(fw_pin(fw, "0000"), FW_PIN_WRONG);
+	assert_int_equal(fw_press(fw), -2);
+	assert_int_equal(fw_pin(fw, "0000"), FW_PIN_LOCKED);
+	assert_true(wait_value(t, "SELECT status || ': ' || failure_reason "
+	    "FROM device_challenge WHERE id = $1", id,
+	    "failed: device refused: PIN locked"));
+	assert_int_equal(fw_pending(fw), 0);
+	id = add_challenge(t, s, 30);
+	assert_true(wait_value(t, "SELECT status || ': ' || failure_reason "
+	    "FROM device_challenge WHERE id = $1", id,
+	    "failed: device refused: PIN locked"));
+	assert_int_equal(fw_unlock(fw, "87654321", "4321"), FW_PIN_WRONG);
+	assert_int_equal(fw_unlock(fw, FW_DEFAULT_PUK, "4321"), FW_PIN_OK);
+	id = add_challenge(t, s, 30);
+	assert_true(wait_pending(fw, 1));
+	assert_int_equal(fw_pin(fw, FW_DEFAULT_PIN), FW_PIN_WRONG);
+	assert_int_equal(fw_pin(fw, "4321"), FW_PIN_OK);
+	assert_int_equal(fw_press(fw), 0);
+	assert_true(wait_value(t, status_sql, id, "done"));
+	assert_true(verify_outcome(t, id, DEV_OUTCOME_APPROVED));
+	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
+}
+
+/*
+ * A device that approves without checking the PIN (fault nouv) and
+ * claims UV in its RESULT: the outcome is stored as the daemon got it,
+ * and the service's check refuses it.
+ */
+static void
+test_approval_without_uv_refused(void **state)
+{
+	struct t	*t = *state;
+	struct fw	*fw;
+	char		 s[32], *id;
+
+	fw = new_device(t, s, sizeof(s));
+	start_daemon(t, 0, "e2e-a", 30);
+	enrol(t, s);
+	fw_set_fault(fw, FW_FAULT_NO_UV);
+	id = add_challenge(t, s, 30);
+	assert_true(wait_pending(fw, 1));
+	assert_int_equal(fw_press(fw), 0);
+	assert_true(wait_value(t, "SELECT status || ' ' || outcome FROM "
+	    "device_challenge WHERE id = $1", id, "done approved"));
+	assert_false(verify_outcome(t, id, DEV_OUTCOME_APPROVED));
+	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
+}
+
+/* A currency the device cannot display fails at once, nothing shown. */
+static void
+test_currency_not_displayable(void **state)
+{
+	struct t	*t = *state;
+	struct fw	*fw;
+	char		 s[32], *id, disp[FW_DISPLAY_MAX];
+
+	fw = new_device(t, s, sizeof(s));
+	start_daemon(t, 0, "e2e-a", 30);
+	enrol(t, s);
+	id = add_challenge_in(t, s, 30, "XAU");
+	assert_true(wait_value(t, "SELECT status || ': ' || failure_reason "
+	    "FROM device_challenge WHERE id = $1", id,
+	    "failed: device refused: currency not displayable"));
+	assert_int_equal(fw_pending(fw), 0);
+	id = add_challenge_in(t, s, 30, "JPY");
+	assert_true(wait_pending(fw, 1));
+	fw_display(fw, disp, sizeof(disp));
+	assert_non_null(strstr(disp, "PAY 123 456 JPY TO "));
+	assert_int_equal(fw_decline(fw), 0);
+	assert_true(wait_value(t, status_sql, id, "done"));
+	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
+}
+
+/*
+ * Counter exhaustion: 2^32 - 1 is used once; then the device refuses
+ * (no BUSY loop), and the service sees a device to replace.
+ */
+static void
+test_counter_exhausted(void **state)
+{
+	struct t	*t = *state;
+	struct fw	*fw;
+	char		 s[32], *id, *v;
+
+	fw = new_device(t, s, sizeof(s));
+	fw_set_counter(fw, UINT32_MAX - 1);
+	start_daemon(t, 0, "e2e-a", 30);
+	enrol(t, s);
+	id = add_challenge(t, s, 30);
+	assert_true(wait_pending(fw, 1));
+	assert_int_equal(devtest_approve(fw), 0);
+	assert_true(wait_value(t, "SELECT status || ' ' || counter FROM "
+	    "device_challenge WHERE id = $1", id, "done 4294967295"));
+	assert_true(verify_outcome(t, id, DEV_OUTCOME_APPROVED));
+	v = q1(t, "SELECT counter FROM device_challenge WHERE id = $1", 1, id,
+	    NULL);
+	assert_true(devsig_exhausted_str(v));
+	id = add_challenge(t, s, 30);
+	assert_true(wait_value(t, "SELECT status || ': ' || failure_reason "
+	    "FROM device_challenge WHERE id = $1", id,
+	    "failed: device refused: counter exhausted"));
 	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
 }
 
@@ -719,6 +875,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_database_restart,
 		    test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_expired_without_device,
+		    test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_pin_lock_and_staff_reset,
+		    test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_approval_without_uv_refused, test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_currency_not_displayable,
+		    test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_counter_exhausted,
 		    test_setup, test_teardown),
 	};
 
