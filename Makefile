@@ -128,8 +128,10 @@ run:
 	@$(MAKE) --no-print-directory all
 	@sh conf/sandbox-run.sh
 
+# Its own PostgreSQL cluster (var/pg-bench) on a free port (or
+# PSD2_BENCH_PGPORT), stopped afterwards; see tests/bench/bench.sh.
 bench: all
-	@sh tests/bench/bench.sh
-	@$(MAKE) --no-print-directory bench-device
+	@PSD2_PGDIR=$(CURDIR)/var/pg-bench PSD2_PGPORT=$(PSD2_BENCH_PGPORT) \
+	    PSD2_PGCLUSTER_HELD= sh tests/pgcluster.sh run sh tests/bench/bench.sh
 
 fuzz: fuzz-unit fuzz-device fuzz-tpp
