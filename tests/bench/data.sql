@@ -4,7 +4,8 @@
 -- table of realistic size (40 spent or expired tokens per consent, as
 -- months of refresh grants leave). Password and TOTP seed come from the
 -- PSU bench-template (made with psd2ctl, so hashed as the service does).
--- Idempotent: a second run only renews the consents.
+-- tests/bench/bench.sh runs it on a new database; a second run would only
+-- renew the consents.
 \set ON_ERROR_STOP 1
 INSERT INTO psu (username, display_name, password_hash, totp_box)
 SELECT format('bench-psu-%s', lpad(n::text, 5, '0')), 'Bench ' || n,
