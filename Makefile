@@ -12,11 +12,11 @@ SANITIZE ?=
 FUZZ_SECONDS ?= 30
 PYTHON = /usr/bin/python3
 
-# The test configurations name no database port: libpq takes PGPORT, which
-# is the port of the cluster tests/pgcluster.sh runs (PSD2_PGPORT).
-PSD2_PGPORT ?= 54329
-export PSD2_PGPORT
-export PGPORT := $(PSD2_PGPORT)
+# Flags of installed packages are read by the shell when a recipe runs,
+# never when make reads this file: on a new machine `make run` and `make
+# test` install the packages (deps) first, and a value read at parse time
+# would be empty (tests/build/check-makefiles.sh keeps it so).
+PG_INCLUDE = -I$$(pg_config --includedir)
 
 CC = gcc
 KORE_SRC = /usr/share/kore
@@ -31,7 +31,7 @@ endif
 CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	-Wstrict-prototypes -Wmissing-prototypes -Wshadow -Wpointer-arith \
 	-fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	-MMD -MP -Isrc -I$(BUILD)/gen -I$(shell pg_config --includedir) $(SAN_FLAGS)
+	-MMD -MP -Isrc -I$(BUILD)/gen $(PG_INCLUDE) $(SAN_FLAGS)
 KORE_CFLAGS = -I$(KORE_DIR)/include/kore -I$(KORE_DIR)/obj \
 	-DKORE_SINGLE_BINARY -DKORE_USE_PGSQL -DKORE_USE_TASKS
 LIBS = -lssl -lcrypto -ljansson -largon2 -lpq -lpthread -ldl
@@ -124,11 +124,16 @@ include tests/tpp/tpp.mk
 clean:
 	rm -rf build build-asan
 
-run: deps all
+# deps, then the build in a make of its own (in this order, even with -j).
+run:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory all
 	@sh conf/sandbox-run.sh
 
+# Its own PostgreSQL cluster (var/pg-bench) on a free port (or
+# PSD2_BENCH_PGPORT), stopped afterwards; see tests/bench/bench.sh.
 bench: all
-	@sh tests/bench/bench.sh
-	@$(MAKE) --no-print-directory bench-device
+	@PSD2_PGDIR=$(CURDIR)/var/pg-bench PSD2_PGPORT=$(PSD2_BENCH_PGPORT) \
+	    PSD2_PGCLUSTER_HELD= sh tests/pgcluster.sh run sh tests/bench/bench.sh
 
 fuzz: fuzz-unit fuzz-device fuzz-tpp

@@ -9,11 +9,17 @@ BIN=${PSD2_BIN_DIR:-build/bin}
 CONF=${PSD2_CONF:-conf/sandbox.conf}
 ctl() { "$BIN/psd2ctl" -c "$CONF" "$@"; }
 
+# The sandbox's fixed ports (README): say who holds one rather than fail
+# later with a bare "could not start server" or "Address already in use".
+if who=$(sh tests/port.sh holder 8080); then
+	echo "sandbox: port 8080 is taken by $who; stop it first" >&2
+	exit 1
+fi
 pg_started=no
-if ! tests/pgcluster.sh status >/dev/null 2>&1; then
+if ! tests/pgcluster.sh --sandbox status >/dev/null 2>&1; then
 	pg_started=yes
 fi
-tests/pgcluster.sh start >/dev/null
+tests/pgcluster.sh --sandbox start >/dev/null
 ctl keys-init
 ctl migrate
 ctl sandbox-seed
@@ -34,7 +40,7 @@ cleanup() {
 	trap - INT TERM EXIT
 	[ -n "${gate_pid:-}" ] && kill "$gate_pid" 2>/dev/null && wait "$gate_pid" 2>/dev/null
 	[ "$devices" = yes ] && device/sandbox-down.sh || true
-	[ "$pg_started" = yes ] && tests/pgcluster.sh stop || true
+	[ "$pg_started" = yes ] && tests/pgcluster.sh --sandbox stop || true
 	echo "sandbox stopped; data kept in var/"
 }
 trap cleanup INT TERM EXIT

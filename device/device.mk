@@ -11,18 +11,21 @@ DEV_CC		?= cc
 DEV_CLANG	?= clang
 DEV_OBJ		:= $(BUILD)/device
 DEV_BIN		:= $(BUILD)/bin
+# Package flags are read by the shell when a recipe runs, not when make
+# reads this file (before `make deps` could install the packages).
 DEV_CFLAGS	:= -std=c11 -Wall -Wextra -Werror -O2 -g -D_GNU_SOURCE \
-		   -Idevice -Isrc -Isrc/ctl -I$(shell pg_config --includedir)
+		   -Idevice -Isrc -Isrc/ctl -I$$(pg_config --includedir)
 DEV_LDFLAGS	:=
 ifeq ($(SANITIZE),1)
 DEV_CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer
 DEV_LDFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer
 endif
 
-DEV_USB_CFLAGS	:= $(shell pkg-config --cflags libusb-1.0)
-DEV_USB_LIBS	:= $(shell pkg-config --libs libusb-1.0)
-DEV_EMU_CFLAGS	:= $(shell pkg-config --cflags umockdev-1.0 glib-2.0 gobject-2.0 gio-2.0)
-DEV_EMU_LIBS	:= $(shell pkg-config --libs umockdev-1.0 glib-2.0 gobject-2.0 gio-2.0)
+DEV_EMU_PKGS	:= umockdev-1.0 glib-2.0 gobject-2.0 gio-2.0
+DEV_USB_CFLAGS	:= $$(pkg-config --cflags libusb-1.0)
+DEV_USB_LIBS	:= $$(pkg-config --libs libusb-1.0)
+DEV_EMU_CFLAGS	:= $$(pkg-config --cflags $(DEV_EMU_PKGS))
+DEV_EMU_LIBS	:= $$(pkg-config --libs $(DEV_EMU_PKGS))
 DEV_SSL_LIBS	:= -lcrypto
 DEV_PQ_LIBS	:= -lpq
 DEV_CMOCKA_LIBS	:= -lcmocka
@@ -98,7 +101,8 @@ $(DEV_OBJ)/tests/bench_device: $(DEV_OBJ)/tests/bench_device.o $(DEV_OBJ)/tests/
 	    $(DEV_SSL_LIBS) -lpthread
 
 test-device: device-all
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/device/run.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/pgcluster.sh run \
+	    sh tests/device/run.sh
 
 # libFuzzer harness of the frame and payload decoders.
 DEV_FUZZ_SRC	:= device/devframe.c device/devtext.c device/iban.c device/devcur.c
@@ -115,8 +119,8 @@ fuzz-device: $(DEV_OBJ)/fuzz/device_frame_fuzz
 		d = bytes.fromhex(sys.stdin.read()); \
 		open(sys.argv[1] + "/seed-" + d[:6].hex(), "wb").write(d)' \
 		$(DEV_OBJ)/fuzz/corpus; done
-	$(DEV_OBJ)/fuzz/device_frame_fuzz -max_total_time=$(FUZZ_SECONDS) \
-	    -max_len=1100 $(DEV_OBJ)/fuzz/corpus
+	@sh tests/fuzz/run-harness.sh device_frame $(DEV_OBJ)/fuzz/device_frame_fuzz \
+	    $(FUZZ_SECONDS) $(DEV_OBJ)/fuzz/corpus $(DEV_OBJ)/fuzz -max_len=1100
 
 bench-device: device-all $(DEV_OBJ)/tests/bench_device
 	@BUILD=$(BUILD) sh tests/device/bench.sh

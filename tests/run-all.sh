@@ -27,17 +27,16 @@ for t in "$@"; do
 	logs="$logs $t:$log:$rc"
 done
 
+# Each suite's closing line(s) once: "name: N passed, N failed[, ...]",
+# or per fuzz harness "fuzz-name: N executions, N crashes".
 if [ "$recap" = 1 ]; then
 	echo "==== summary ===="
 	for entry in $logs; do
 		t=${entry%%:*}; rest=${entry#*:}; log=${rest%:*}; rc=${rest##*:}
-		lines=$(grep -E '^[A-Za-z0-9_.-]+: [0-9]+ passed, [0-9]+ failed' \
-		    "$log")
-		if [ -n "$lines" ]; then
-			printf '%s\n' "$lines"
-		fi
-		if [ "$rc" != 0 ] && [ -z "$lines" ]; then
-			echo "$t: FAILED without a summary line (see $log)"
+		grep -E '^[A-Za-z0-9_.-]+: [0-9]+ (passed, [0-9]+ failed|executions, [0-9]+ crashes)' \
+		    "$log"
+		if [ "$rc" != 0 ]; then
+			echo "$t: FAILED (see $log)"
 		fi
 	done
 fi

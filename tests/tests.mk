@@ -5,7 +5,11 @@
 #	make test-api		pytest tests/api against $(BUILD)/bin
 #	make test-browser	headless Chromium against $(BUILD)/bin
 #	make test		every suite, each printing its summary line; goes
-#				on past a failing suite, fails at the end
+#				on past a failing suite, fails at the end; the
+#				suites share one test PostgreSQL cluster on a
+#				free port, stopped however the run ends
+#	make test-build		the makefiles read no package flags at parse
+#				time (tests/build/check-makefiles.sh)
 #	make sanitize-test	build-asan (ASan+UBSan), then unit, device and
 #				api suites against it
 #
@@ -15,8 +19,9 @@ T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
 
 T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
-T_SUITES	:= test-layout test-unit test-kore test-device test-migrate test-api \
-		   test-browser test-ais test-tpp-unit test-tpp test-fuzz sanitize-test
+T_SUITES	:= test-build test-layout test-unit test-kore test-device \
+		   test-migrate test-api test-browser test-ais test-tpp-unit \
+		   test-tpp test-fuzz sanitize-test
 T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-tpp-unit
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
@@ -42,7 +47,11 @@ test-migrate: all
 test:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory all
-	@sh tests/run-all.sh "$(MAKE) --no-print-directory" $(T_SUITES)
+	@sh tests/pgcluster.sh run \
+	    sh tests/run-all.sh "$(MAKE) --no-print-directory" $(T_SUITES)
+
+test-build:
+	@sh tests/build/check-makefiles.sh
 
 sanitize-test:
 	@$(T_ASAN_MAKE) all
@@ -50,18 +59,17 @@ sanitize-test:
 
 # Every libFuzzer harness briefly (make fuzz runs them longer): the TPP
 # parsers about 30 s each, the frame decoder 30 s, the pure C pieces
-# 90 s shared. Any crash or sanitizer report fails the suite.
+# 90 s shared. Each harness prints "fuzz-NAME: N executions, N crashes";
+# any crash or sanitizer report fails the suite.
 test-fuzz:
-	@mkdir -p var/test-logs; fail=0; n=0; \
+	@fail=0; \
 	for t in "fuzz-tpp FUZZ_SECONDS=30" "fuzz-device FUZZ_SECONDS=30" \
 	    "fuzz-unit FUZZ_SECONDS=90"; do \
-		if $(MAKE) --no-print-directory $$t > var/test-logs/make-$${t%% *}.log 2>&1; \
-		then n=$$((n + 1)); else fail=$$((fail + 1)); \
-		tail -n 30 var/test-logs/make-$${t%% *}.log; fi; \
+		$(MAKE) --no-print-directory $$t || fail=1; \
 	done; \
-	echo "fuzz: $$n passed, $$fail failed"; \
 	test $$fail -eq 0
 
-.PHONY: test test-api test-browser test-layout test-migrate sanitize-test test-fuzz
+.PHONY: test test-api test-browser test-layout test-migrate sanitize-test \
+	test-fuzz test-build
 
 .DEFAULT_GOAL	:= $(T_SAVED_GOAL)

@@ -106,10 +106,8 @@ def db(dbinfo):
 def sql(db, query, *args):
     cur = db.cursor()
     cur.execute(query, args)
-    try:
-        return cur.fetchall()
-    except Exception:
-        return None
+    # Statements without a result (UPDATE ...) have nothing to fetch.
+    return cur.fetchall() if cur.description is not None else None
 
 
 @pytest.fixture(scope="session")

@@ -6,16 +6,16 @@ import shutil
 import tempfile
 
 import pytest
+# Selenium is a dependency (tests/deps.sh: python3-selenium): without it
+# this suite fails at import, it does not skip.
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 import psd2lib
 from conftest import ACCOUNT_LIST, bearer_401, consent_of, get_tokens, sql
-
-selenium = pytest.importorskip("selenium")
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 
 @pytest.fixture

@@ -46,11 +46,6 @@ def test_bram_dutch_accounts():
     assert psd2lib.norm_text(f.button(ident="approve").text) == "Toestaan"
 
 
-def test_sandbox_seed_is_idempotent():
-    psd2lib.psd2ctl("sandbox-seed")
-    psd2lib.psd2ctl("migrate")
-
-
 def test_iban_helper():
     assert iban_valid("DE89370400440532013000")
     assert iban_valid(psd2lib.random_iban("DE"))

@@ -1,69 +1,192 @@
 #!/bin/sh
-# make bench: wrk against the static route (the framework's ceiling) and
-# the endpoints in one run, side by side, plus pgbench with the write
-# pattern of one refresh grant (the database's durable-commit ceiling).
-# Not a test: it prints figures. BENCH_SECONDS (default 10) per scenario.
+# make bench: figures, side by side in one run, of two sandbox instances
+# in a PostgreSQL cluster of the bench's own (var/pg-bench, started and
+# stopped by `tests/pgcluster.sh run`, see the Makefile):
+#   "gate": signatures required, as in production; "plain": signatures
+#   off (the unsigned half of the verification-cost comparison only).
+# Scenarios: the static route (Kore's ceiling), the login page, a burst
+# of logins (argon2id), the refresh grant, AIS account list and
+# transactions (signed, thousands of PSUs, consents and tokens), signed
+# versus unsigned, pgbench with what one refresh grant does to the
+# database, then the device figures. After each scenario: every worker's
+# PSS. Any failed measurement (a non-2xx answer, a socket error, a stale
+# pool, a worker above 20 MB, a failing sub-bench) fails `make bench`.
+# BENCH_SECONDS (default 10) per run, BENCH_PSUS (default 2000) PSUs,
+# BENCH_PORTS (default "18088 18099") the range for the instances.
 set -eu
 cd "$(dirname "$0")/../.."
 BIN=${PSD2_BIN_DIR:-build/bin}
-CONF=conf/bench.conf
 SECS=${BENCH_SECONDS:-10}
-PORT=18089
-BASE=http://127.0.0.1:$PORT
+PSUS=${BENCH_PSUS:-2000}
+CONNS=${BENCH_CONNS:-64}
+WRK_THREADS=2
+export WRK_THREADS
 OUT=var/bench
+SKEW=$(sed -n 's/^psd2_clock_skew[[:space:]]*//p' conf/sandbox.conf)
+BENCH_GATES=
 mkdir -p "$OUT"
-PSQL="psql -X -qAt -h 127.0.0.1 -p 54329 -U psd2gate -d psd2gate"
-
-gate=
 . tests/bench/lib.sh
-trap 'kill $gate 2>/dev/null; wait $gate 2>/dev/null; rm -f "$CONF"' EXIT INT TERM
-bench_instance "$PORT" "$CONF" "$OUT/server.log"
+trap 'for p in $BENCH_GATES; do kill $p 2>/dev/null; wait $p 2>/dev/null; done;
+    rm -f conf/bench-gate.conf conf/bench-plain.conf' EXIT INT TERM
 
-# A pool of refresh tokens for anna's consent, made directly in the
-# database (the login flow would take minutes for 60,000 of them).
-tokens=$(( SECS * 6000 ))
-$PSQL <<SQL > "$OUT/tokens"
-INSERT INTO consent (id, psu_id, client_id, scopes, valid_until, sca_at)
-SELECT '00000000-0000-4000-8000-00000000bec0', id, 'sandbox-tpp',
-    '{ACCOUNT_INFORMATION}', current_date + 90, now()
-FROM psu WHERE username = 'anna'
-ON CONFLICT (id) DO UPDATE SET status = 'valid';
-DELETE FROM token WHERE consent_id = '00000000-0000-4000-8000-00000000bec0';
-CREATE TEMP TABLE t AS SELECT gen_random_uuid()::text AS tok
-    FROM generate_series(1, $tokens);
+# --- set-up ------------------------------------------------------------
+# Every run starts from the same state: a new database, then the bench
+# data (tests/bench/data.sql).
+psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
+    -c "DROP DATABASE IF EXISTS psd2gate WITH (FORCE)" \
+    -c "CREATE DATABASE psd2gate OWNER psd2gate"
+sh tests/pki/mint.sh sandbox var/sandbox >/dev/null
+bench_conf conf/bench-gate.conf 8080 yes
+ctl() { "$BIN/psd2ctl" -c conf/bench-gate.conf "$@"; }
+for step in keys-init migrate sandbox-seed; do
+	ctl "$step" >/dev/null 2>"$OUT/ctl.err" || { cat "$OUT/ctl.err" >&2; exit 1; }
+done
+BENCH_PW=bench-password-1
+ctl psu add bench-template --password "$BENCH_PW" \
+    --totp-secret JBSWY3DPEHPK3PXP --name "Bench Template" >/dev/null
+start=$(date +%s)
+$PSQL -v psus="$PSUS" -v txn=60 -f tests/bench/data.sql
+echo "bench data: $($PSQL -c "SELECT count(*) FROM psu WHERE username LIKE 'bench-psu-%'") PSUs with a consent each," \
+    "$($PSQL -c "SELECT count(*) FROM account_transaction")" transactions, \
+    "$($PSQL -c "SELECT count(*) FROM token") tokens ($(( $(date +%s) - start )) s)"
+bench_instance gate yes
+bench_instance plain no
+
+echo "psd2gate bench ($SECS s per run, $WRK_THREADS wrk threads," \
+    "$(nproc) cores shared with the server and PostgreSQL)"
+
+# --- the framework and the pages -----------------------------------------
+bench_wrk "static GET /health" 32 -s tests/bench/report.lua "$gate_base/health"
+bench_wrk "static GET /health" "$CONNS" -s tests/bench/report.lua "$gate_base/health"
+bench_pss gate
+bench_wrk "login page (authorize)" "$CONNS" -s tests/bench/report.lua \
+    "$gate_base/auth/oauth/authorize?response_type=code&client_id=sandbox-tpp&redirect_uri=http%3A%2F%2F127.0.0.1%3A8000%2Fcallback&scope=ACCOUNT_INFORMATION&state=bench"
+bench_pss gate
+
+# --- a burst of logins: one argon2id hash (19 MiB) each, in Kore tasks ----
+n=$(( PSUS < 200 ? PSUS : 200 ))
+res=$(/usr/bin/python3 tests/bench/login_burst.py "$gate_base" "$n" 16 "$BENCH_PW")
+bench_row "login burst ($n password steps)" 16 "$res"
+sleep 1
+bench_pss gate
+
+# --- refresh grant ---------------------------------------------------------
+# A pool of refresh tokens spread over the bench consents, one per
+# request, sized well above what a run can spend (a run that exhausts it
+# gets 400s and fails).
+tokens=$(( SECS * 5000 ))
+$PSQL > "$OUT/tokens-refresh" <<SQL
+CREATE TEMP TABLE t AS SELECT gen_random_uuid()::text AS tok,
+    md5('bench-consent-bench-acc-' || lpad((1 + n % $PSUS)::text, 5, '0'))::uuid AS consent_id
+    FROM generate_series(1, $tokens) n;
 INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
     expires_at)
 SELECT sha256(convert_to(tok, 'UTF8')), 'refresh', gen_random_uuid(),
-    'sandbox-tpp', '00000000-0000-4000-8000-00000000bec0',
-    '{ACCOUNT_INFORMATION}', now() + interval '1 day' FROM t;
+    'sandbox-tpp', consent_id, '{ACCOUNT_INFORMATION}',
+    now() + interval '1 day' FROM t;
 SELECT tok FROM t;
 SQL
+TOKENS=$OUT/tokens-refresh BASIC=$(printf 'sandbox-tpp:sandbox-secret' | base64) \
+    bench_wrk "token: refresh grant" 32 -s tests/bench/refresh.lua "$gate_base"
+bench_pss gate
 
-run() {
-	name=$1; conns=$2; shift 2
-	line=$(wrk -t2 -c"$conns" -d"${SECS}s" --latency -s tests/bench/report.lua "$@" 2>&1 |
-	    grep '^RESULT' || echo "RESULT 0 0 -1")
-	set -- $line
-	printf '%-34s %6s conns %10s req/s %9s ms p99 %6s errors\n' "$name" "$conns" "$2" "$3" "$4"
-}
+# --- account information, signed, thousands of consents ------------------
+# Each request: its own token (round robin over one per consent), its
+# own x-request-id (a replay mark), a fresh signature. Pools are signed
+# just before their run, which ends well inside the clock skew.
+bench_access_tokens "$OUT/tokens-ais"
+before=$($PSQL -c "SELECT count(*) FROM access_log")
+marks=$($PSQL -c "SELECT count(*) FROM request_replay")
+POOLN=$(( SECS * 6000 + 5000 ))
+for kind in list transactions; do
+	bench_pool signed "$kind" "$POOLN"
+	POOL=$OUT/pool bench_wrk "AIS $kind (signed)" "$CONNS" -s tests/bench/pool.lua "$gate_base"
+	bench_fresh "AIS $kind"
+	bench_pss gate
+done
+echo "  access records written: $(( $($PSQL -c "SELECT count(*) FROM access_log") - before ))," \
+    "replay marks: $(( $($PSQL -c "SELECT count(*) FROM request_replay") - marks ))," \
+    "consents used: $($PSQL -c "SELECT count(DISTINCT consent_id) FROM access_log WHERE at > now() - interval '10 minutes'")"
 
-echo "psd2gate bench ($SECS s per run, 2 wrk threads, $(nproc) cores shared with the server and PostgreSQL)"
-run "static GET /health" 32 "$BASE/health"
-run "static GET /health" 64 "$BASE/health"
-run "login page (authorize)" 64 \
-    "$BASE/auth/oauth/authorize?response_type=code&client_id=sandbox-tpp&redirect_uri=http%3A%2F%2F127.0.0.1%3A8000%2Fcallback&scope=ACCOUNT_INFORMATION&state=bench"
-TOKENS=$OUT/tokens BASIC=$(printf 'sandbox-tpp:sandbox-secret' | base64) \
-    run "token: refresh grant" 32 -s tests/bench/refresh.lua "$BASE"
-if [ -x tests/bench/ais.sh ]; then
-	BENCH_BASE=$BASE BENCH_CONF=$CONF sh tests/bench/ais.sh || true
+# --- verification cost: unsigned (plain) vs signed (gate) ----------------
+# Order unsigned, signed, unsigned; cost = 1 - signed / mean(unsigned).
+# Target at most 20%. Only a run without a single error counts.
+failed_before=$BENCH_FAILED
+bench_pool unsigned list "$POOLN"
+POOL=$OUT/pool bench_wrk "account-list unsigned (plain)" "$CONNS" -s tests/bench/pool.lua "$plain_base"
+u1=$RES
+bench_pool signed list "$POOLN"
+POOL=$OUT/pool bench_wrk "account-list signed (rsa-sha256)" "$CONNS" -s tests/bench/pool.lua "$gate_base"
+bench_fresh "account-list signed"
+s1=$RES
+bench_pool unsigned list "$POOLN"
+POOL=$OUT/pool bench_wrk "account-list unsigned (again)" "$CONNS" -s tests/bench/pool.lua "$plain_base"
+u2=$RES
+bench_pss plain
+if [ "$BENCH_FAILED" != "$failed_before" ]; then
+	echo "verification cost: not measured (a run above failed)"
+else
+	cost=$(awk -v a="$u1" -v b="$u2" -v s="$s1" \
+	    'BEGIN { printf "%.1f", 100 * (1 - s / ((a + b) / 2)) }')
+	if awk -v c="$cost" 'BEGIN { exit !(c <= 20) }'; then
+		echo "verification cost: $cost% of unsigned throughput (target <= 20%): ok"
+	else
+		echo "verification cost: $cost% of unsigned throughput (target <= 20%): OVER TARGET"
+		bench_fail "verification cost $cost% beyond the 20% target"
+	fi
 fi
-if [ -x tests/bench/tpp.sh ]; then
-	BENCH_BASE=$BASE BENCH_CONF=$CONF sh tests/bench/tpp.sh || true
+
+# --- pgbench: what one refresh grant does to the database ----------------
+# Each client spends its own range of a token pool (sha256 of the 8-byte
+# number), sized for the run; the statement is the service's.
+PG_CLIENTS=32
+PER_CLIENT=$(( SECS * 400 + 1000 ))
+$PSQL <<SQL
+INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
+    expires_at)
+SELECT sha256(int8send(k)), 'refresh', gen_random_uuid(), 'sandbox-tpp',
+    md5('bench-consent-bench-acc-' || lpad((1 + k % $PSUS)::text, 5, '0'))::uuid,
+    '{ACCOUNT_INFORMATION}', now() + interval '1 day'
+FROM generate_series(1, ($PG_CLIENTS + 1) * $PER_CLIENT::bigint) k;
+ANALYZE token;
+SQL
+rows=$($PSQL -c "SELECT count(*) FROM token")
+if /usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
+    -c "$PG_CLIENTS" -j 2 -T "$SECS" -D i=0 -D per_client="$PER_CLIENT" \
+    -f tests/bench/pgbench-refresh.sql psd2gate > "$OUT/pgbench.out" 2>&1; then
+	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/pgbench.out" | head -n 1)
+	printf '%-34s %6s conns %10.0f tx/s   (durable commits, no HTTP; token table %s rows)\n' \
+	    "pgbench: refresh grant" "$PG_CLIENTS" "$tps" "$rows"
+else
+	tail -n 5 "$OUT/pgbench.out" >&2
+	bench_fail "pgbench: refresh grant (see $OUT/pgbench.out)"
 fi
 
-# pgbench: the same write pattern as a refresh grant, alone.
-$PSQL -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS bench_token" -c "CREATE TABLE bench_token (LIKE token INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)"
-pg=$(/usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p 54329 -U psd2gate -c 32 -j 2 -T "$SECS" \
-    -f tests/bench/pgbench-refresh.sql psd2gate 2>&1 | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-printf '%-34s %6s conns %10.0f tx/s   (durable commits, no HTTP)\n' "pgbench: refresh write pattern" 32 "${pg:-0}"
-$PSQL -c "DROP TABLE bench_token"
+# --- the device daemon -----------------------------------------------------
+# Its lines state their targets: "p99 X ms ... (target p99 <= Y ms)" and
+# "X% of a core ... (target < Y%)"; one beyond its target fails too.
+if make --no-print-directory bench-device > "$OUT/device.out" 2>&1; then
+	grep '^device bench' "$OUT/device.out"
+	grep '^device bench' "$OUT/device.out" | awk '
+	    match($0, /p99 [0-9.]+ ms/) { v = substr($0, RSTART + 4, RLENGTH - 7) + 0 }
+	    match($0, /target p99 <= [0-9.]+ ms/) {
+		t = substr($0, RSTART + 14, RLENGTH - 17) + 0
+		if (v > t) print "device: p99 " v " ms beyond the " t " ms target" }
+	    match($0, /[0-9.]+% of a core/) { v = substr($0, RSTART, RLENGTH - 10) + 0 }
+	    match($0, /target < [0-9.]+%/) {
+		t = substr($0, RSTART + 9, RLENGTH - 10) + 0
+		if (v >= t) print "device: idle " v "% of a core beyond the " t "% target" }
+	' > "$OUT/device.fail"
+	while IFS= read -r why; do
+		bench_fail "$why"
+	done < "$OUT/device.fail"
+else
+	tail -n 20 "$OUT/device.out" >&2
+	bench_fail "bench-device (see $OUT/device.out)"
+fi
+
+if [ -n "$BENCH_FAILED" ]; then
+	echo "bench: FAILED measurements:$BENCH_FAILED" >&2
+	exit 1
+fi
+echo "bench: every measurement clean"

@@ -1,52 +1,127 @@
-# Shared by the bench scripts (sourced). Needs PSQL set by the caller.
+# Shared by the bench scripts (sourced). The bench runs inside its own
+# PostgreSQL cluster (var/pg-bench, `tests/pgcluster.sh run`, PGPORT set).
 
-# bench_access_token CONSENT_UUID: prints a fresh access token of the
-# sandbox TPP for anna's consent CONSENT_UUID (both accounts, SCA "now":
-# the PSU counts as present, so the unattended-access limit does not
-# apply), stored as its SHA-256 like the service does.
-bench_access_token() {
-	$PSQL <<SQL
-INSERT INTO consent (id, psu_id, client_id, scopes, valid_until, sca_at)
-SELECT '$1', id, 'sandbox-tpp', '{ACCOUNT_INFORMATION}',
-    current_date + 90, now()
-FROM psu WHERE username = 'anna'
-ON CONFLICT (id) DO UPDATE SET status = 'valid', sca_at = now(),
-    valid_until = current_date + 90;
-INSERT INTO consent_account (consent_id, account_id)
-SELECT '$1', a.id FROM account a JOIN psu p ON p.id = a.psu_id
-WHERE p.username = 'anna' ON CONFLICT DO NOTHING;
-DELETE FROM token WHERE consent_id = '$1';
-CREATE TEMP TABLE t AS SELECT gen_random_uuid()::text AS tok;
+PSQL="psql -X -qAt -h 127.0.0.1 -p $PGPORT -U psd2gate -d psd2gate"
+BENCH_FAILED=
+
+# bench_fail WHAT: notes a failed measurement; bench.sh exits 1 at the end.
+bench_fail() {
+	echo "FAILED: $1" >&2
+	BENCH_FAILED="$BENCH_FAILED
+  $1"
+}
+
+# bench_conf FILE PORT SIGNING: the sandbox configuration on PORT and the
+# bench cluster, no login rate limit, signatures required unless SIGNING
+# is "no"; then unsigned requests hold the AIS role only (they hold none
+# unless a configuration names it).
+bench_conf() {
+	sed -e "s/127.0.0.1 8080/127.0.0.1 $2/" \
+	    -e "s/port=54329/port=$PGPORT/" \
+	    -e 's/^psd2_login_rate_per_minute.*/psd2_login_rate_per_minute	0/' \
+	    -e "s/^psd2_signing_required.*/psd2_signing_required	$3/" \
+	    conf/sandbox.conf > "$1"
+	grep -q "^psd2_signing_required	$3" "$1" ||
+	    printf 'psd2_signing_required\t%s\n' "$3" >> "$1"
+	[ "$3" = no ] && printf 'psd2_unsigned_roles\tPSP_AI\n' >> "$1"
+	return 0
+}
+
+# bench_instance NAME SIGNING: starts a sandbox psd2gate for load on a
+# free port of BENCH_PORTS (no login rate limit; request signatures
+# required unless SIGNING is "no"; the bench cluster's port), its
+# configuration in conf/bench-NAME.conf (conf/, for the relative
+# includes). Sets NAME_pid and NAME_base; waits for /health.
+bench_instance() {
+	name=$1
+	port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
+	conf=conf/bench-$name.conf
+	bench_conf "$conf" "$port" "$2"
+	"$BIN/psd2gate" -c "$conf" -f -n -r -q > "$OUT/server-$name.log" 2>&1 &
+	eval "${name}_pid=$!; ${name}_base=http://127.0.0.1:$port"
+	BENCH_GATES="$BENCH_GATES $!"
+	for _ in $(seq 100); do
+		curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	echo "bench: psd2gate $name on port $port did not start (see $OUT/server-$name.log)" >&2
+	return 1
+}
+
+# bench_pss NAME: each worker's proportional set size (PSS, from
+# /proc/PID/smaps_rollup) of instance NAME; workers above 20 MB fail the
+# run (the target once a burst is over).
+bench_pss() {
+	eval "pid=\$${1}_pid"
+	line=""
+	for w in $(pgrep -P "$pid"); do
+		kb=$(sed -n 's/^Pss: *\([0-9]*\) kB/\1/p' "/proc/$w/smaps_rollup" 2>/dev/null)
+		[ -n "$kb" ] || continue
+		line="$line $(awk -v k="$kb" 'BEGIN { printf "%.1f", k / 1024 }')"
+		[ "$kb" -gt 20480 ] && bench_fail "$1 worker $w holds $kb kB PSS (target < 20 MB)"
+	done
+	printf '%-34s %s\n' "  PSS of $1's workers (MB):" "${line:- none found}"
+}
+
+# bench_row NAME CONNS RESULT-LINE: prints one row; a run with any non-2xx
+# answer or socket error is a failed measurement.
+bench_row() {
+	set -- "$1" "$2" $3
+	printf '%-34s %6s conns %10s req/s %9s ms p99 %6s non-2xx %4s sock-err\n' \
+	    "$1" "$2" "$4" "$5" "$6" "$7"
+	if [ "$4" = 0 ] || [ "$6" != 0 ] || [ "$7" != 0 ]; then
+		bench_fail "$1: $4 ok req/s, $6 non-2xx answers, $7 socket errors"
+	fi
+}
+
+# bench_wrk NAME CONNS wrk-args...: one wrk run; sets RES to its 2xx rate.
+bench_wrk() {
+	name=$1 conns=$2
+	shift 2
+	# A slow answer is latency (p99 shows it), not a socket error.
+	wrk -t"$WRK_THREADS" -c"$conns" -d"${SECS}s" --timeout 10s --latency "$@" \
+	    > "$OUT/wrk.out" 2>&1
+	sed -n '/^first non-2xx/p; /Socket errors/p' "$OUT/wrk.out" >&2
+	res=$(grep '^RESULT' "$OUT/wrk.out" || echo "RESULT 0 0 0 0")
+	RES=$(echo "$res" | cut -d' ' -f2)
+	bench_row "$name" "$conns" "$res"
+}
+
+# bench_access_tokens FILE: a fresh access token for each bench consent,
+# "token<TAB>account resource id" per line (stored as SHA-256, as the
+# service does).
+bench_access_tokens() {
+	$PSQL > "$1" <<SQL
+DELETE FROM token t USING consent c WHERE t.consent_id = c.id
+    AND t.kind = 'access' AND t.expires_at > now()
+    AND c.psu_id IN (SELECT id FROM psu WHERE username LIKE 'bench-psu-%');
+CREATE TEMP TABLE t AS
+SELECT gen_random_uuid()::text AS tok, ca.consent_id, a.resource_id
+FROM consent_account ca JOIN account a ON a.id = ca.account_id
+WHERE a.resource_id LIKE 'bench-acc-%';
 INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
     expires_at)
 SELECT sha256(convert_to(tok, 'UTF8')), 'access', gen_random_uuid(),
-    'sandbox-tpp', '$1', '{ACCOUNT_INFORMATION}',
+    'sandbox-tpp', consent_id, '{ACCOUNT_INFORMATION}',
     now() + interval '1 hour' FROM t;
-SELECT tok FROM t;
+SELECT tok || E'\t' || resource_id FROM t;
 SQL
 }
 
-# bench_instance PORT CONF LOG: starts a sandbox psd2gate on PORT for load
-# (signing optional, so unsigned and signed requests are both served; no
-# login rate limit; the sandbox TPP's certificate and CA minted first),
-# its configuration written to CONF (in conf/, for the relative
-# includes). Sets gate to its pid; waits for /health.
-bench_instance() {
-	sed -e "s/127.0.0.1 8080/127.0.0.1 $1/" \
-	    -e 's/^psd2_login_rate_per_minute.*/psd2_login_rate_per_minute	0/' \
-	    -e 's/^psd2_signing_required.*/psd2_signing_required	no/' \
-	    conf/sandbox.conf > "$2"
-	sh tests/pki/mint.sh sandbox var/sandbox >/dev/null
-	tests/pgcluster.sh start >/dev/null
-	for step in keys-init migrate sandbox-seed; do
-		"$BIN/psd2ctl" -c "$2" "$step" >/dev/null
-	done
-	"$BIN/psd2gate" -c "$2" -f -n -r -q > "$3" 2>&1 &
-	gate=$!
-	for _ in $(seq 50); do
-		curl -fs "http://127.0.0.1:$1/health" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	echo "bench: psd2gate on port $1 did not start (see $3)" >&2
-	return 1
+# bench_pool SIGNED|UNSIGNED KIND COUNT: presigns COUNT requests into
+# $OUT/pool; remembers when (signed ones must be sent within the clock
+# skew of that moment).
+bench_pool() {
+	POOL_AT=$(date +%s)
+	/usr/bin/python3 tests/bench/presign.py "$1" "$2" "$OUT/tokens-ais" \
+	    "$3" "$OUT/pool"
+}
+
+# bench_fresh: the signed pool of the last bench_pool must still be
+# within the service's clock skew (psd2_clock_skew) when a run ends.
+bench_fresh() {
+	age=$(( $(date +%s) - POOL_AT ))
+	if [ "$age" -ge "$SKEW" ]; then
+		bench_fail "$1: the pool was $age s old at the end, beyond the $SKEW s clock skew"
+	fi
 }

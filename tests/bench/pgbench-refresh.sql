@@ -1,19 +1,15 @@
--- The write pattern of one refresh grant, against a table shaped like
--- token (same columns, checks and indexes; no foreign keys): spend the
--- old refresh token, insert a new access and refresh token, one durable
--- commit.
-\set n random(1, 1000000000)
-BEGIN;
-UPDATE bench_token SET used_at = now() WHERE token_hash = sha256(int8send(:n));
-INSERT INTO bench_token (token_hash, kind, family, client_id, consent_id,
-    scopes, expires_at) VALUES
-  (sha256(int8send(:n) || '\x01'::bytea), 'access',
-   '00000000-0000-4000-8000-0000000bec01', 'sandbox-tpp',
-   '00000000-0000-4000-8000-0000000bec01', '{ACCOUNT_INFORMATION}',
-   now() + interval '15 minutes'),
-  (sha256(int8send(:n) || '\x02'::bytea), 'refresh',
-   '00000000-0000-4000-8000-0000000bec01', 'sandbox-tpp',
-   '00000000-0000-4000-8000-0000000bec01', '{ACCOUNT_INFORMATION}',
-   now() + interval '90 days')
-  ON CONFLICT DO NOTHING;
-COMMIT;
+-- What one refresh grant does to the database, on the bench's tables of
+-- realistic size (tests/bench/data.sql): the service's own statement
+-- (src/oauth/token.c sql_refresh), so the same rows are read (the
+-- refresh token FOR UPDATE, the client, the consent), updated (the spent
+-- token) and inserted (new access and refresh token), one durable commit.
+-- Client c spends the pool's tokens c*:per_client + 1, + 2, ... (made by
+-- tests/bench/bench.sh as sha256 of the 8-byte number); anything but
+-- 'ok' (an exhausted or reused token) divides by zero, which aborts the
+-- client and fails the run.
+\set i :i + 1
+\set k :client_id * :per_client + :i
+SELECT 1 / (g.result = 'ok')::integer
+FROM oauth_refresh_grant_bound(sha256(int8send(:k)), 'sandbox-tpp',
+    sha256(int8send(:k) || '\x01'::bytea),
+    sha256(int8send(:k) || '\x02'::bytea), 900, NULL) g;

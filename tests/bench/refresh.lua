@@ -1,12 +1,12 @@
 -- wrk: one refresh grant per request, each with its own refresh token
--- (tokens rotate, so a token is good once). TOKENS names the file.
-local threads = {}
+-- (tokens rotate, so a token is good once). TOKENS names the file; thread
+-- n of N takes tokens n, n+N, ... A pool that runs out sends
+-- "exhausted", answered 400: the run then fails (report.lua).
 local counter = 0
 
 function setup(thread)
 	thread:set("tid", counter)
 	counter = counter + 1
-	table.insert(threads, thread)
 end
 
 function init(args)
@@ -14,7 +14,7 @@ function init(args)
 	for line in io.lines(os.getenv("TOKENS")) do
 		tokens[#tokens + 1] = line
 	end
-	step = tonumber(os.getenv("THREADS") or "2")
+	step = tonumber(os.getenv("WRK_THREADS") or "2")
 	idx = tid + 1
 	headers = {
 		["Content-Type"] = "application/x-www-form-urlencoded",
@@ -29,5 +29,4 @@ function request()
 	    "grant_type=refresh_token&refresh_token=" .. t)
 end
 
--- wrk reads one script: the report comes with it.
 dofile("tests/bench/report.lua")

@@ -36,7 +36,9 @@ run_cmocka() {
 	rc=$?
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
-	p=${p:-0}; f=${f:-0}
+	# A skipped case is not a pass: nothing here is expected to skip.
+	sk=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
+	p=${p:-0}; f=$(( ${f:-0} + ${sk:-0} ))
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		f=1
 	fi
@@ -113,5 +115,7 @@ else
 	failed=$((failed + 1))
 fi
 
-echo "device: $passed passed, $failed failed"
+label=device
+[ "$SANITIZE" = 1 ] && label=device-asan
+echo "$label: $passed passed, $failed failed"
 [ "$failed" = 0 ]

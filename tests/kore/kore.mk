@@ -53,10 +53,10 @@ KT_OBJ := $(KT_DIR)/echo_app.o
 KT_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	-Wstrict-prototypes -Wmissing-prototypes -Wshadow -Wpointer-arith \
 	-fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	-I$(shell pg_config --includedir) $(SAN_FLAGS)
+	-I$$(pg_config --includedir) $(SAN_FLAGS)
 KT_LDFLAGS := -rdynamic -Wl,-z,relro,-z,now $(SAN_FLAGS)
 KT_LIBS := -lssl -lcrypto -lpq -lpthread -ldl
-KT_PYTEST_ARGS ?= -q
+KT_PYTEST_ARGS ?=
 # The sanitizer build has no seccomp (KORE_NO_SECCOMP); leaks in Kore's own
 # shutdown path are not what these tests look for.
 KT_ENV := KT_ECHO_APP=$(abspath $(KT_BIN)) \
@@ -73,7 +73,10 @@ $(KT_BIN): $(KT_OBJ) $(KORE_DIR)/.built
 .PHONY: test-kore kore-echo-app
 kore-echo-app: $(KT_BIN)
 
+# Through tests/run-suite.sh like the other pytest suites: one closing
+# line "kore: N passed, N failed" and no unexplained skip.
 test-kore: $(KT_BIN)
-	$(KT_ENV) $(PYTHON) -m pytest $(KT_PYTEST_ARGS) tests/kore/test_kore_patches.py
+	@$(KT_ENV) PSD2_SUITE_LABEL=kore$(if $(SANITIZE),-asan) \
+	    sh tests/run-suite.sh kore $(KT_PYTEST_ARGS)
 
 endif

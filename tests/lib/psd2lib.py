@@ -41,11 +41,49 @@ LOG_DIR = os.path.join(TOP, "var", "test-logs")
 
 # The configured ports; PSD2_TEST_PORT / PSD2_TEST_RL_PORT move the test
 # instances elsewhere (a derived copy of the configuration under
-# var/test-logs/), e.g. while something else holds 18080.
+# var/test-logs/). Without them a configured port that is taken (by the
+# sandbox of another checkout, say) gives way to a free one.
 CONF_MAIN_PORT = 18080
 CONF_RATELIMIT_PORT = 18081
-MAIN_PORT = int(os.environ.get("PSD2_TEST_PORT", CONF_MAIN_PORT))
-RATELIMIT_PORT = int(os.environ.get("PSD2_TEST_RL_PORT", CONF_RATELIMIT_PORT))
+
+
+def port_open(port, host="127.0.0.1"):
+    s = socket.socket()
+    s.settimeout(0.5)
+    try:
+        s.connect((host, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def port_holder(port):
+    """Names what listens on port (tests/port.sh), or None."""
+    p = subprocess.run(["sh", os.path.join(TOP, "tests", "port.sh"),
+                        "holder", str(port)], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, text=True, timeout=20)
+    return p.stdout.strip() if p.returncode == 0 else None
+
+
+def test_port(env, conf_port):
+    """The port for a test listener: $env if set (a taken one then fails
+    the start, naming its holder), else conf_port if free, else a free
+    one from the kernel. Exported, so child processes agree."""
+    if os.environ.get(env):
+        return int(os.environ[env])
+    port = conf_port
+    if port_open(port):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+    os.environ[env] = str(port)
+    return port
+
+
+MAIN_PORT = test_port("PSD2_TEST_PORT", CONF_MAIN_PORT)
+RATELIMIT_PORT = test_port("PSD2_TEST_RL_PORT", CONF_RATELIMIT_PORT)
 MAIN_URL = "http://127.0.0.1:%d" % MAIN_PORT
 RATELIMIT_URL = "http://127.0.0.1:%d" % RATELIMIT_PORT
 
@@ -124,18 +162,6 @@ def pgcluster_start():
 # --------------------------------------------------------------------------
 # Server process
 
-def port_open(port, host="127.0.0.1"):
-    s = socket.socket()
-    s.settimeout(0.5)
-    try:
-        s.connect((host, port))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
 def derived_conf(conf, port, name):
     """A copy of conf listening on port, with includes and relative paths
     made absolute, under var/test-logs/."""
@@ -181,8 +207,9 @@ class Server:
     def start(self, timeout=60):
         if port_open(self.port):
             raise RuntimeError(
-                "port %d is already in use: stop the old psd2gate first "
-                "(the tests start their own instance)" % self.port)
+                "port %d is taken by %s: stop it, or unset the variable "
+                "that chose this port (the tests start their own instance)"
+                % (self.port, port_holder(self.port) or "something"))
         self.logf = open(self.log_path, "wb")
         cmd = [os.path.join(bin_dir(), "psd2gate"), "-c", self.conf,
                "-f", "-n", "-r"]
@@ -887,11 +914,9 @@ def db_snapshot(conninfo, exclude=()):
 
 def consented_ibans(dbinfo, username):
     """IBANs in the PSU's consents, read from the database (schema of
-    src/db/migrations/001_foundation.sql); None if that schema is gone."""
-    try:
-        c = db_connect(dbinfo)
-    except Exception:
-        return None
+    src/db/migrations/001_foundation.sql). Any database error is raised:
+    a test that cannot read the rows fails."""
+    c = db_connect(dbinfo)
     try:
         cur = c.cursor()
         cur.execute("""SELECT a.iban FROM consent co
@@ -900,8 +925,6 @@ def consented_ibans(dbinfo, username):
                        JOIN psu p ON p.id = co.psu_id
                        WHERE p.username = %s""", (username,))
         return {compact(r[0]) for r in cur.fetchall()}
-    except Exception:
-        return None
     finally:
         c.close()
 

@@ -23,7 +23,7 @@ from tpp_signing import Identity, sign_request
 
 from conftest import PKI_DIR, SANDBOX_DIR
 
-TLS_PORT = int(os.environ.get("PSD2_TEST_TLS_PORT", 18443))
+TLS_PORT = psd2lib.test_port("PSD2_TEST_TLS_PORT", 18443)
 TLS_URL = "https://127.0.0.1:%d" % TLS_PORT
 CA = os.path.join(SANDBOX_DIR, "ca", "ca.crt")
 QWAC = (os.path.join(PKI_DIR, "qwac.crt"), os.path.join(PKI_DIR, "qwac.key"))
@@ -41,7 +41,8 @@ def x5t(crt_path):
 @pytest.fixture(scope="module")
 def tls_server(service_setup):
     if psd2lib.port_open(TLS_PORT):
-        pytest.fail("port %d is in use" % TLS_PORT)
+        pytest.fail("port %d is taken by %s" % (
+            TLS_PORT, psd2lib.port_holder(TLS_PORT)))
     log = open(os.path.join(psd2lib.LOG_DIR, "%s-psd2gate-tls.log" %
                             psd2lib.suite_label()), "wb")
     proc = subprocess.Popen(
@@ -158,19 +159,6 @@ def test_plain_http_tokens_are_unbound(db, server):
     assert cnf_of(db, r.json()["access_token"]) is None
 
 
-def _ais_checks_binding():
-    src = os.path.join(psd2lib.TOP, "src", "ais", "ais_call.c")
-    try:
-        with open(src) as f:
-            return "peer_x5t" in f.read()
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(not _ais_checks_binding(),
-                    reason="the AIS bearer check does not pass the "
-                           "connection's x5t#S256 yet (bearer_check(hash, "
-                           "x5t) of 030_tpp.sql)")
 def test_bound_token_with_another_certificate_is_invalid(tls_server, server):
     tok = bound_tokens(QWAC)["access_token"]
     r = signed_get(TLS_URL, tok, OTHER_CERT)
