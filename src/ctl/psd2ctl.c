@@ -1,20 +1,26 @@
 /*
  * psd2ctl: operator CLI for psd2gate. Reads the same configuration file
- * as the service (-c FILE).
+ * as the service: -c FILE, else $PSD2_CONF, else PSD2CTL_DEFAULT_CONF.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/settings.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_device.h"
 
+/* Where the operator section of README.md installs it. */
+#define PSD2CTL_DEFAULT_CONF	"/etc/psd2gate/psd2gate.conf"
+
 static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: psd2ctl -c FILE command ...\n"
+	    "usage: psd2ctl [-c FILE] command ...\n"
+	    "  (without -c: $PSD2_CONF, else " PSD2CTL_DEFAULT_CONF ")\n"
 	    "  check-settings            check the file's psd2_ settings\n"
 	    "  keys-init                 create missing key files\n"
 	    "  migrate                   apply schema migrations\n"
@@ -88,6 +94,44 @@ ctl_purge(PGconn *db)
 	return (0);
 }
 
+/*
+ * The configuration file: -c FILE, else $PSD2_CONF, else the default.
+ * A missing file is named with where the name came from, so that an
+ * operator who forgot -c is not left with the bare usage text.
+ */
+static const char *
+ctl_conf_path(int *argc, char ***argv)
+{
+	const char	*conf, *from;
+
+	if (*argc >= 3 && strcmp((*argv)[1], "-c") == 0) {
+		conf = (*argv)[2];
+		from = "-c";
+		*argc -= 3;
+		*argv += 3;
+	} else {
+		if (*argc >= 2 && strcmp((*argv)[1], "-c") == 0)
+			usage();
+		conf = getenv("PSD2_CONF");
+		from = "PSD2_CONF";
+		if (conf == NULL || *conf == '\0') {
+			conf = PSD2CTL_DEFAULT_CONF;
+			from = "the default path";
+		}
+		*argc -= 1;
+		*argv += 1;
+	}
+	if (*argc < 1)
+		usage();
+	if (access(conf, R_OK) == -1) {
+		fprintf(stderr, "psd2ctl: configuration %s (from %s): %s; "
+		    "give -c FILE or set PSD2_CONF\n", conf, from,
+		    strerror(errno));
+		exit(2);
+	}
+	return (conf);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -96,11 +140,7 @@ main(int argc, char **argv)
 	char		 err[512];
 	int		 rc;
 
-	if (argc < 4 || strcmp(argv[1], "-c") != 0)
-		usage();
-	conf = argv[2];
-	argc -= 3;
-	argv += 3;
+	conf = ctl_conf_path(&argc, &argv);
 	if (settings_load(conf, NULL, err, sizeof(err)) == -1) {
 		fprintf(stderr, "psd2ctl: %s\n", err);
 		return (1);
