@@ -4,6 +4,7 @@
  */
 #include <sys/types.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,20 @@ app_load_keys(const char *setting, struct keyring *kr)
 		fatal("psd2_%s: %s (psd2ctl keys-init creates it)", setting, err);
 }
 
+/*
+ * glibc loads libgcc_s on demand to unwind a thread in pthread_exit()
+ * (Kore's task threads, at shutdown). Inside the chroot of "root" the
+ * file is not there and the worker aborts ("libgcc_s.so.1 must be
+ * installed for pthread_exit to work"): load it before the workers are
+ * forked, so that glibc finds it already mapped.
+ */
+static void
+app_preload_unwinder(void)
+{
+	if (dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE) == NULL)
+		fatal("dlopen(libgcc_s.so.1): %s", dlerror());
+}
+
 void
 kore_parent_configure(int argc, char **argv)
 {
@@ -129,6 +144,7 @@ kore_parent_configure(int argc, char **argv)
 		fatal("argon2 self-check failed");
 	if (tpp_init() == -1)
 		fatal("TPP verification settings are invalid");
+	app_preload_unwinder();
 }
 
 void

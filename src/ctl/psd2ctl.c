@@ -56,11 +56,14 @@ ctl_exec(PGconn *db, const char *sql, int n, const char *const *params)
 }
 
 static PGconn *
-ctl_connect(void)
+ctl_connect(const char *kore_text)
 {
 	PGconn	*db;
+	char	*conninfo;
 
-	db = PQconnectdb(settings_get("db", ""));
+	conninfo = ctl_conninfo(settings_get("db", ""), kore_text);
+	db = PQconnectdb(conninfo);
+	free(conninfo);
 	if (PQstatus(db) != CONNECTION_OK) {
 		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
 		exit(1);
@@ -137,11 +140,11 @@ main(int argc, char **argv)
 {
 	PGconn		*db;
 	const char	*conf;
-	char		 err[512];
+	char		 err[512], *kore_text;
 	int		 rc;
 
 	conf = ctl_conf_path(&argc, &argv);
-	if (settings_load(conf, NULL, err, sizeof(err)) == -1) {
+	if (settings_load(conf, &kore_text, err, sizeof(err)) == -1) {
 		fprintf(stderr, "psd2ctl: %s\n", err);
 		return (1);
 	}
@@ -157,7 +160,8 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());
 
-	db = ctl_connect();
+	db = ctl_connect(kore_text);
+	free(kore_text);
 	if (strcmp(argv[0], "migrate") == 0)
 		rc = ctl_migrate(db);
 	else if (strcmp(argv[0], "sandbox-seed") == 0)
