@@ -21,6 +21,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import time
 import urllib.parse
@@ -31,6 +32,7 @@ import requests
 
 import prodconf
 import psd2lib
+import units
 from psd2lib import PsuBrowser, location_params, random_base32, random_iban
 
 PORT = psd2lib.test_port("PSD2_TEST_PROD_PORT", 18983)
@@ -72,6 +74,8 @@ def system_user():
 def server_cert(dest_dir, name, sans, owner=None):
     """A TLS server certificate for sans, issued by the sandbox CA."""
     key = os.path.join(dest_dir, name + ".key")
+    if os.path.exists(key):
+        os.unlink(key)
     csr = os.path.join(dest_dir, name + ".csr")
     crt = os.path.join(dest_dir, name + ".crt")
     ext = os.path.join(dest_dir, name + ".ext")
@@ -232,7 +236,12 @@ def prod(pgcluster):
     # As systemd starts it: no HOME, no PG* variables (the configuration
     # alone must do), no locale.
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-    proc = subprocess.Popen([os.path.join(psd2lib.bin_dir(), "psd2gate"),
+    # As conf/systemd/psd2gate.service starts it: root with only the
+    # unit's bounding set of capabilities, no new privileges.
+    caps = ",".join("+" + c for c in units.capability_bounding_set())
+    proc = subprocess.Popen(["setpriv", "--bounding-set", "-all," + caps,
+                             "--inh-caps", "-all", "--no-new-privs", "--",
+                             os.path.join(psd2lib.bin_dir(), "psd2gate"),
                              "-c", conf, "-f"], cwd="/", env=env,
                             stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL,
@@ -313,6 +322,57 @@ def test_workers_and_keymgr_are_chrooted_unprivileged_and_filtered(prod):
     assert len(workers) == 4
     for pid in workers:
         assert proc_status(pid)["Seccomp"].strip() == "2", pid
+
+
+def test_parent_keeps_only_the_units_capabilities(prod):
+    st = proc_status(prod.proc.pid)
+    assert st["Uid"].split()[0] == "0"
+    want = 0
+    for c in units.capability_bounding_set():
+        want |= 1 << CAPS[c]
+    assert int(st["CapBnd"], 16) == want
+    assert int(st["CapEff"], 16) == want
+    assert st["NoNewPrivs"].strip() == "1"
+
+
+CAPS = {"kill": 5, "setgid": 6, "setuid": 7, "net_bind_service": 10,
+        "sys_chroot": 18}
+
+
+def served_serial(host):
+    ctx = ssl.create_default_context(cafile=CA)
+    ctx.load_cert_chain(*QWAC)
+    with socket.create_connection(("127.0.0.1", PORT), 5) as s:
+        with ctx.wrap_socket(s, server_hostname=host) as t:
+            der = t.getpeercert(binary_form=True)
+    from cryptography import x509
+    return x509.load_der_x509_certificate(der).serial_number
+
+
+def test_tls_certificate_rotation_on_reload(prod):
+    """The unit's ExecReload (SIGUSR1): the key manager, chrooted and
+    unprivileged, reads the renewed certificate; no restart."""
+    before = served_serial(WWW)
+    tls = os.path.join(FOLDER, "etc", "keys", "tls")
+    crt, _ = server_cert(tls, "www", [WWW], prod.user)
+    from cryptography import x509
+    with open(crt, "rb") as f:
+        new = x509.load_pem_x509_certificate(f.read()).serial_number
+    assert new != before
+    os.kill(prod.proc.pid, signal.SIGUSR1)
+    deadline = time.time() + 10
+    seen = None
+    while seen != new and time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            seen = served_serial(WWW)
+        except ssl.SSLError as e:     # certificate and key of two ages
+            seen = e
+    assert seen == new
+    for _ in range(8):      # every worker has both
+        assert served_serial(WWW) == new
+    r = requests.get(WWW_URL + "/health", verify=CA, timeout=10)
+    assert r.status_code == 200
 
 
 def test_psu_host_needs_no_client_certificate_and_sends_hsts(prod):
