@@ -117,6 +117,8 @@ oauth_metadata(struct http_request *req)
 	metadata_url(doc, "token_endpoint", issuer, "/auth/oauth/token");
 	metadata_url(doc, "revocation_endpoint", issuer,
 	    "/auth/oauth/revoke");
+	metadata_url(doc, "service_documentation", issuer,
+	    "/auth/v1/psd2/openapi.json");
 	json_object_set_new(doc, "scopes_supported", metadata_list(scopes));
 	json_object_set_new(doc, "response_types_supported",
 	    metadata_list(responses));

@@ -510,7 +510,9 @@ def test_shutdown_is_clean(prod):
     assert prod.proc.poll() is None, "psd2gate died during the tests"
     kids = children(prod.proc.pid)
     prod.proc.send_signal(signal.SIGTERM)
-    assert prod.proc.wait(30) == 0
+    # A worker drains its keep-alive connections first (at most
+    # http_keepalive_time, 30 s; the unit's TimeoutStopSec is above it).
+    assert prod.proc.wait(45) == 0
     deadline = time.time() + 10
     while any(os.path.exists("/proc/%d" % p) for p in kids) and \
             time.time() < deadline:
