@@ -436,7 +436,13 @@ def short_timeouts(service_setup):
     srv = psd2lib.Server(path, port, "short-timeouts")
     srv.start()
     yield srv
-    srv.stop()
+    # Stopped while a request waits for its body: under the sanitizer
+    # build LeakSanitizer reported its header buffer (Kore patch 0016).
+    with Conn(port) as c:
+        c.send(b"POST /auth/oauth/token HTTP/1.1\r\nHost: x\r\n"
+               b"Content-Length: 40\r\n\r\ngrant_type=")
+        time.sleep(0.5)
+        srv.stop()
     found = srv.sanitizer_reports()
     assert not srv.problems and not found, (srv.problems, found,
                                             srv.tail(40))
