@@ -84,7 +84,10 @@ def problems(method, url, status, headers, body, doc=None):
     list of texts; empty when it matches)."""
     doc = doc or document()
     path = urllib.parse.urlsplit(url).path
-    template, item, op = find_operation(path, method, doc)
+    head = method.upper() == "HEAD"
+    # HEAD is answered as GET without the body (Kore patch 0015).
+    template, item, op = find_operation(path, "get" if head else method,
+                                        doc)
     if template is None or op is None:
         # Anything the document does not describe: the documented
         # answer for an unknown path or a method a path does not have.
@@ -112,6 +115,9 @@ def problems(method, url, status, headers, body, doc=None):
                     for e in errs[:3]]
     content = spec.get("content")
     ctype = lower.get("content-type", "").split(";")[0].strip().lower()
+    if head:
+        return out + (["%s: HEAD answered with a body" % where]
+                      if body else [])
     if not content:
         if body:
             out.append("%s: body not documented (%s, %d bytes)" % (

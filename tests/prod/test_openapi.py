@@ -141,6 +141,16 @@ def test_checker_refuses_what_the_document_does_not_say():
                     "transactions": [{"transactionId": "1"}]}).encode())
 
 
+def test_head_is_checked_as_get_without_body(server):
+    r = requests.head(server.url + "/health", timeout=10)
+    assert r.status_code == 200 and r.content == b""
+    h = {"Content-Type": "application/json"}
+    assert openapi_check.problems("HEAD", "http://x/health", 200, h,
+                                  b"") == []
+    assert openapi_check.problems("HEAD", "http://x/health", 200, h,
+                                  b'{"status":"ok"}')
+
+
 def test_responses_of_this_suite_were_checked(server):
     before = openapi_check.checked_count()
     requests.get(server.url + "/health", timeout=10)
