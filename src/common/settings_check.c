@@ -93,7 +93,8 @@ url_valid(const char *v)
 
 	if (strncmp(v, "https://", 8) == 0)
 		host = v + 8;
-	else if (strncmp(v, "http://127.0.0.1", 16) == 0)
+	else if (strncmp(v, "http://127.0.0.1", 16) == 0 &&
+	    (v[16] == '\0' || v[16] == ':'))
 		host = v + 7;
 	else
 		return (0);

@@ -7,8 +7,10 @@
 /* Runs a parameterised statement; exits with a message on failure. */
 PGresult	*ctl_exec(PGconn *, const char *, int, const char *const *);
 int		 ctl_migrate(PGconn *);
-/* psd2_db for psd2ctl: its file paths inside Kore's root (malloc'ed). */
-char		*ctl_conninfo(const char *, const char *);
+/* Kore's root from the configuration text; psd2_db for psd2ctl with
+ * its file paths inside that root (malloc'ed). */
+void		 ctl_kore_root_set(const char *);
+char		*ctl_conninfo(const char *);
 int		 ctl_keys_init(void);
 int		 ctl_tpp(PGconn *, int, char **);
 int		 ctl_psu(PGconn *, int, char **);

@@ -13,14 +13,17 @@
 
 #include "ctl/ctl.h"
 
+/* Kore's root folder of the configuration, or NULL (ctl_kore_root_set). */
+static char			*ctl_root;
+
 static const char *const	ctl_file_options[] = {
 	"sslrootcert", "sslcrl", "sslcrldir", "sslcert", "sslkey", "passfile",
 	NULL
 };
 
-/* Kore's "root FOLDER" line of the configuration text, or NULL. */
-static char *
-ctl_kore_root(const char *text)
+/* Remembers Kore's "root FOLDER" line of the configuration text. */
+void
+ctl_kore_root_set(const char *text)
 {
 	const char	*line, *end;
 	char		 word[8], path[1024];
@@ -30,10 +33,12 @@ ctl_kore_root(const char *text)
 		if (end != NULL)
 			end++;
 		if (sscanf(line, " %7s %1023s", word, path) == 2 &&
-		    strcmp(word, "root") == 0)
-			return (strdup(path));
+		    strcmp(word, "root") == 0) {
+			free(ctl_root);
+			ctl_root = strdup(path);
+			return;
+		}
 	}
-	return (NULL);
 }
 
 static int
@@ -70,13 +75,14 @@ ctl_append(char *out, size_t len, const char *key, const char *prefix,
 }
 
 char *
-ctl_conninfo(const char *db, const char *kore_text)
+ctl_conninfo(const char *db)
 {
 	PQconninfoOption	*opts, *o;
-	char			*root, *out, *err;
+	const char		*root;
+	char			*out, *err;
 	size_t			 len;
 
-	if ((root = ctl_kore_root(kore_text)) == NULL)
+	if ((root = ctl_root) == NULL)
 		return (strdup(db));
 	if ((opts = PQconninfoParse(db, &err)) == NULL) {
 		fprintf(stderr, "psd2ctl: psd2_db: %s", err ? err : "invalid\n");
@@ -95,6 +101,5 @@ ctl_conninfo(const char *db, const char *kore_text)
 		    o->val[0] == '/' ? root : "", o->val);
 	}
 	PQconninfoFree(opts);
-	free(root);
 	return (out);
 }

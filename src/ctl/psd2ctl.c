@@ -56,12 +56,12 @@ ctl_exec(PGconn *db, const char *sql, int n, const char *const *params)
 }
 
 static PGconn *
-ctl_connect(const char *kore_text)
+ctl_connect(void)
 {
 	PGconn	*db;
 	char	*conninfo;
 
-	conninfo = ctl_conninfo(settings_get("db", ""), kore_text);
+	conninfo = ctl_conninfo(settings_get("db", ""));
 	db = PQconnectdb(conninfo);
 	free(conninfo);
 	if (PQstatus(db) != CONNECTION_OK) {
@@ -148,6 +148,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "psd2ctl: %s\n", err);
 		return (1);
 	}
+	ctl_kore_root_set(kore_text);
+	free(kore_text);
 	/* The same check as psd2gate's at startup (settings_check.c). */
 	if (settings_validate(err, sizeof(err)) == -1) {
 		fprintf(stderr, "psd2ctl: %s: %s\n", conf, err);
@@ -160,8 +162,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());
 
-	db = ctl_connect(kore_text);
-	free(kore_text);
+	db = ctl_connect();
 	if (strcmp(argv[0], "migrate") == 0)
 		rc = ctl_migrate(db);
 	else if (strcmp(argv[0], "sandbox-seed") == 0)

@@ -114,7 +114,8 @@ def check(conf_text, tmp_path):
 @pytest.mark.parametrize("value", [
     "http://bank.example", "https://bank.example/", "https://bank.example/x",
     "https://bank.example?x", "https://bank.example#f", "https://",
-    "ftp://bank.example"])
+    "ftp://bank.example", "http://127.0.0.1.evil.example",
+    "https://bank.example@evil.example"])
 def test_issuer_must_be_an_https_origin(tmp_path, value):
     p = check("psd2_issuer %s\n" % value, tmp_path)
     assert p.returncode == 1
