@@ -81,11 +81,13 @@ ctl_conninfo(const char *db)
 	const char		*root;
 	char			*out, *err;
 	size_t			 len;
+	int			 file;
 
 	if ((root = ctl_root) == NULL)
 		return (strdup(db));
 	if ((opts = PQconninfoParse(db, &err)) == NULL) {
-		fprintf(stderr, "psd2ctl: psd2_db: %s", err ? err : "invalid\n");
+		fprintf(stderr, "psd2ctl: psd2_db: %s",
+		    err != NULL ? err : "invalid\n");
 		PQfreemem(err);
 		exit(1);
 	}
@@ -97,8 +99,8 @@ ctl_conninfo(const char *db)
 	for (o = opts; o->keyword != NULL; o++) {
 		if (o->val == NULL)
 			continue;
-		ctl_append(out, len, o->keyword, ctl_is_file_option(o->keyword) &&
-		    o->val[0] == '/' ? root : "", o->val);
+		file = ctl_is_file_option(o->keyword) && o->val[0] == '/';
+		ctl_append(out, len, o->keyword, file ? root : "", o->val);
 	}
 	PQconninfoFree(opts);
 	return (out);

@@ -99,7 +99,8 @@ oauth_metadata(struct http_request *req)
 	static const char *const	grants[] = { "authorization_code",
 		"refresh_token", NULL };
 	static const char *const	pkce[] = { "S256", NULL };
-	static const char *const	auth[] = { "client_secret_basic", NULL };
+	static const char *const	auth[] = { "client_secret_basic",
+		NULL };
 	static const char *const	locales[] = { "en", "de", "nl", NULL };
 	char				 issuer[METADATA_URL_MAX];
 	const char			*mtls;

@@ -416,22 +416,27 @@ def test_full_flow_against_production(prod, signer):
     b = PsuBrowser(WWW_URL)
     b.s.verify = CA
     b.s.trust_env = False     # REQUESTS_CA_BUNDLE would override verify
+    cookies = []
     r = b.authorize(url)
     assert r.status_code == 200, r.text[:500]
     assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+    cookies += r.raw.headers.getlist("Set-Cookie")
     r = b.submit_login(op.username, op.password)
     assert r.status_code == 200 and b.page.form("otp-form") is not None, \
         r.text[:1000]
+    cookies += r.raw.headers.getlist("Set-Cookie")
     r = b.submit_otp(psd2lib.fresh_totp(op.username, op.totp))
     assert r.status_code == 200 and b.page.form("consent-form") is not None, \
         r.text[:1000]
-    cookies = r.raw.headers.getlist("Set-Cookie")
-    assert cookies, "no session cookie after the TOTP step"
+    after_otp = r.raw.headers.getlist("Set-Cookie")
+    assert after_otp, "no session cookie after the TOTP step"
+    cookies += after_otp
     for c in cookies:
         attrs = [a.strip().lower() for a in c.split(";")[1:]]
         assert "secure" in attrs, c
         assert "httponly" in attrs, c
     r = b.submit_consent("approve")
+    assert r.headers["Strict-Transport-Security"].startswith("max-age=")
     assert r.status_code == 302, r.text[:500]
     _, q = location_params(r)
     assert q["state"] == [state]
