@@ -21,6 +21,7 @@ struct app_config {
 	int64_t		consent_default_days;
 	int64_t		consent_max_days;
 	int64_t		purge_interval;
+	int64_t		staff_session_idle;
 };
 
 extern struct app_config	app_cfg;

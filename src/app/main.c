@@ -73,6 +73,7 @@ app_load_settings(void)
 	app_cfg.consent_default_days = settings_int("consent_default_days", 90);
 	app_cfg.consent_max_days = settings_int("consent_max_days", 180);
 	app_cfg.purge_interval = settings_int("purge_interval", 60);
+	app_cfg.staff_session_idle = settings_int("staff_session_idle", 900);
 
 	/* Ranges and relations: settings_validate(), before this. */
 }

@@ -28,6 +28,7 @@ usage(void)
 	    "  psu unlock USER\n"
 	    "  account add USER IBAN CURRENCY NAME [--resource-id ID]\n"
 	    "  staff add USER [--password P] [--totp-secret B32] [--name N]\n"
+	    "      [--role operator|admin]\n"
 	    "  device list|enrol SERIAL|assign SERIAL USER|block SERIAL\n"
 	    "  purge                     delete expired codes, tokens, ...\n");
 	exit(2);
