@@ -37,6 +37,8 @@ static const struct setting_rule	rules[] = {
 	{ "form_keys", SET_PATH, 0, 0, NULL },
 	{ "totp_keys", SET_PATH, 0, 0, NULL },
 	{ "client_keys", SET_PATH, 0, 0, NULL },
+	{ "audit_keys", SET_PATH, 0, 0, NULL },
+	{ "audit_seal_interval", SET_INT, 0, 3600, NULL },
 	{ "cookie_secure", SET_BOOL, 0, 0, NULL },
 	{ "access_token_ttl", SET_INT, 1, 86400, NULL },
 	{ "code_ttl", SET_INT, 1, 600, NULL },

@@ -107,6 +107,10 @@ ctl_keys_init(void)
 	    ctl_keyfile("totp_keys", "t1") != 0 ||
 	    ctl_keyfile("client_keys", "c1") != 0)
 		return (1);
+	/* The audit checkpoint key (optional setting, issue 10). */
+	if (settings_get("audit_keys", NULL) != NULL &&
+	    ctl_keyfile("audit_keys", "a1") != 0)
+		return (1);
 	return (0);
 }
 

@@ -30,6 +30,9 @@ usage(void)
 	    "  staff add USER [--password P] [--totp-secret B32] [--name N]\n"
 	    "      [--role operator|admin]\n"
 	    "  device list|enrol SERIAL|assign SERIAL USER|block SERIAL\n"
+	    "  audit seal | audit verify [--checkpoint FILE]\n"
+	    "  audit checkpoint FILE     seal, then write the signed head\n"
+	    "  audit list [--actor A] [--action X] [--limit N]\n"
 	    "  purge                     delete expired codes, tokens, ...\n");
 	exit(2);
 }
@@ -133,6 +136,8 @@ main(int argc, char **argv)
 		rc = ctl_account(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "device") == 0)
 		rc = argc > 1 ? ctl_device(db, argc - 1, argv + 1) : 2;
+	else if (strcmp(argv[0], "audit") == 0)
+		rc = ctl_audit(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "purge") == 0)
 		rc = ctl_purge(db);
 	else

@@ -8,6 +8,8 @@ import tempfile
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
 
 import psd2lib
 from psd2lib import Page, fresh_totp, psd2ctl, random_base32, unique
@@ -63,13 +65,20 @@ def http_login(staff, sess=None):
     return sess
 
 
+def wait_for(d, ident, timeout=30):
+    """The element with id ident once the page that has it loaded."""
+    return WebDriverWait(d, timeout).until(
+        EC.presence_of_element_located(("id", ident)))
+
+
 def browser_login(d, staff, lang=None):
     d.get(STAFF_URL + "/staff" + ("?lang=" + lang if lang else ""))
-    d.find_element("id", "username").send_keys(staff.username)
+    wait_for(d, "username").send_keys(staff.username)
     d.find_element("id", "password").send_keys(staff.password)
     d.find_element("id", "login-submit").click()
-    d.find_element("id", "otp").send_keys(staff.totp())
+    wait_for(d, "otp").send_keys(staff.totp())
     d.find_element("id", "otp-submit").click()
+    wait_for(d, "staff-role")
 
 
 def audit_rows(db, actor, since_id=0):
