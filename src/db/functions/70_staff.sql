@@ -126,3 +126,225 @@ BEGIN
 	RETURN true;
 END;
 $$;
+
+-- ---- Authenticators (issue 10, part 3) --------------------------------
+-- Every change of a device's status or PSU by staff (pages, actor
+-- 'staff:<username>') or by psd2ctl (actor 'operator:<name>') goes
+-- through staff_device_action, in one transaction with its audit row.
+-- Blocking, unassigning and retiring fail the device's open challenges at
+-- once (the payment follows as RJCT with the reason).
+
+-- Fails the open challenges of a device; returns how many.
+CREATE OR REPLACE FUNCTION device_fail_open(p_serial text, p_reason text)
+RETURNS integer LANGUAGE sql AS $$
+	WITH c AS (
+		UPDATE device_challenge SET status = 'failed',
+		    failure_reason = p_reason, finished_at = now(),
+		    lease_owner = NULL, lease_expires = NULL
+		WHERE device_serial = p_serial
+		    AND status IN ('pending', 'claimed')
+		RETURNING 1
+	)
+	SELECT count(*)::integer FROM c;
+$$;
+
+-- p_action: assign_request (p_psu: username), assign_approve,
+-- assign_reject (the device's pending request; not by its requester),
+-- assign_direct (psd2ctl only), unassign, block, retire.
+-- result: ok, no_device, no_psu, bad_status, psu_has_device,
+-- pending_exists, no_request, same_person.
+CREATE OR REPLACE FUNCTION staff_device_action(p_actor text, p_action text,
+    p_serial text, p_psu text)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	d device%ROWTYPE;
+	a device_assignment%ROWTYPE;
+	who psu%ROWTYPE;
+	failed integer := 0;
+	holder text;
+BEGIN
+	SELECT * INTO d FROM device WHERE serial = p_serial FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN 'no_device';
+	END IF;
+	SELECT username INTO holder FROM psu WHERE id = d.psu_id;
+	IF p_action IN ('assign_request', 'assign_direct') THEN
+		SELECT * INTO who FROM psu WHERE username = p_psu;
+		IF NOT FOUND THEN
+			RETURN 'no_psu';
+		END IF;
+		IF d.status <> 'active' OR d.psu_id IS NOT NULL THEN
+			RETURN 'bad_status';
+		END IF;
+		PERFORM 1 FROM psu WHERE id = who.id FOR UPDATE;
+		IF EXISTS (SELECT 1 FROM device WHERE psu_id = who.id
+		    AND status = 'active') THEN
+			RETURN 'psu_has_device';
+		END IF;
+		IF p_action = 'assign_direct' THEN
+			UPDATE device SET psu_id = who.id WHERE serial = p_serial;
+		ELSE
+			IF EXISTS (SELECT 1 FROM device_assignment
+			    WHERE device_serial = p_serial
+				AND status = 'pending') THEN
+				RETURN 'pending_exists';
+			END IF;
+			INSERT INTO device_assignment (device_serial, psu_id,
+			    requested_by)
+			VALUES (p_serial, who.id, p_actor);
+		END IF;
+		holder := who.username;
+	ELSIF p_action IN ('assign_approve', 'assign_reject') THEN
+		SELECT * INTO a FROM device_assignment
+		WHERE device_serial = p_serial AND status = 'pending'
+		FOR UPDATE;
+		IF NOT FOUND THEN
+			RETURN 'no_request';
+		END IF;
+		IF a.requested_by = p_actor THEN
+			RETURN 'same_person';
+		END IF;
+		SELECT * INTO who FROM psu WHERE id = a.psu_id;
+		holder := who.username;
+		IF p_action = 'assign_approve' THEN
+			IF d.status <> 'active' OR d.psu_id IS NOT NULL THEN
+				RETURN 'bad_status';
+			END IF;
+			PERFORM 1 FROM psu WHERE id = who.id FOR UPDATE;
+			IF EXISTS (SELECT 1 FROM device WHERE psu_id = who.id
+			    AND status = 'active') THEN
+				RETURN 'psu_has_device';
+			END IF;
+			UPDATE device SET psu_id = who.id WHERE serial = p_serial;
+		END IF;
+		UPDATE device_assignment SET status = CASE p_action
+		    WHEN 'assign_approve' THEN 'approved' ELSE 'rejected' END,
+		    decided_by = p_actor, decided_at = now()
+		WHERE id = a.id;
+	ELSIF p_action = 'unassign' THEN
+		IF d.psu_id IS NULL THEN
+			RETURN 'bad_status';
+		END IF;
+		failed := device_fail_open(p_serial, 'device unassigned');
+		UPDATE device SET psu_id = NULL WHERE serial = p_serial;
+	ELSIF p_action = 'block' THEN
+		IF d.status IN ('blocked', 'retired') THEN
+			RETURN 'bad_status';
+		END IF;
+		failed := device_fail_open(p_serial, 'device blocked');
+		UPDATE device SET status = 'blocked', blocked_at = now()
+		WHERE serial = p_serial;
+	ELSIF p_action = 'retire' THEN
+		IF d.status = 'retired' THEN
+			RETURN 'bad_status';
+		END IF;
+		failed := device_fail_open(p_serial, 'device retired');
+		UPDATE device SET status = 'retired', retired_at = now()
+		WHERE serial = p_serial;
+		UPDATE device_assignment SET status = 'withdrawn',
+		    decided_by = p_actor, decided_at = now()
+		WHERE device_serial = p_serial AND status = 'pending';
+	ELSE
+		RAISE EXCEPTION 'unknown device action %', p_action;
+	END IF;
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, 'device.' || p_action, jsonb_strip_nulls(
+	    jsonb_build_object('serial', p_serial, 'psu', holder,
+		'failed_challenges', NULLIF(failed, 0))));
+	RETURN 'ok';
+END;
+$$;
+
+-- The key fingerprint staff compare with the device's display and label:
+-- the first 16 bytes of SHA-256(public key), upper-case hex in groups of
+-- four (as psd2ctl device enrol prints it).
+CREATE OR REPLACE FUNCTION device_fingerprint(p_key bytea)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+	SELECT rtrim(regexp_replace(upper(encode(substring(sha256(p_key)
+	    FROM 1 FOR 16), 'hex')), '(.{4})', '\1 ', 'g'));
+$$;
+
+-- One device as the staff pages show it, with what may be done to it.
+CREATE OR REPLACE FUNCTION staff_device_json(d device)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT jsonb_build_object('serial', d.serial, 'model', d.model,
+	    'status', d.status, 'host', d.host,
+	    'last_seen', to_char(d.last_seen AT TIME ZONE 'UTC',
+		'YYYY-MM-DD HH24:MI:SS "UTC"'),
+	    'attestation_ok', d.attestation_ok,
+	    'fingerprint', device_fingerprint(d.public_key),
+	    'holder', p.username, 'holder_name', p.display_name,
+	    'pending_psu', rp.username, 'pending_by', a.requested_by,
+	    'can_assign', d.status = 'active' AND d.psu_id IS NULL
+		AND a.id IS NULL,
+	    'can_unassign', d.psu_id IS NOT NULL,
+	    'can_block', d.status NOT IN ('blocked', 'retired'),
+	    'can_retire', d.status <> 'retired')
+	FROM (SELECT 1) one
+	LEFT JOIN psu p ON p.id = d.psu_id
+	LEFT JOIN device_assignment a ON a.device_serial = d.serial
+	    AND a.status = 'pending'
+	LEFT JOIN psu rp ON rp.id = a.psu_id;
+$$;
+
+-- The device list: p_status one status or NULL, p_q part of a serial,
+-- PSU username or name, or NULL.
+CREATE OR REPLACE FUNCTION staff_devices_json(p_status text, p_q text)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT coalesce(jsonb_agg(staff_device_json(d) ORDER BY d.serial),
+	    '[]')
+	FROM device d LEFT JOIN psu p ON p.id = d.psu_id
+	WHERE (coalesce(p_status, '') = '' OR d.status = p_status)
+	    AND (coalesce(p_q, '') = '' OR
+		strpos(lower(d.serial), lower(p_q)) > 0 OR
+		strpos(lower(p.username), lower(p_q)) > 0 OR
+		strpos(lower(p.display_name), lower(p_q)) > 0);
+$$;
+
+-- PSUs matching a search (username or name), at most 20.
+CREATE OR REPLACE FUNCTION staff_psus_json(p_q text)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT coalesce(jsonb_agg(jsonb_build_object('username', username,
+	    'name', display_name) ORDER BY username), '[]')
+	FROM (SELECT username, display_name FROM psu
+	    WHERE coalesce(p_q, '') <> '' AND (
+		strpos(lower(username), lower(p_q)) > 0 OR
+		strpos(lower(display_name), lower(p_q)) > 0)
+	    ORDER BY username LIMIT 20) s;
+$$;
+
+-- A device and, for an assignment, the PSUs matching p_q.
+CREATE OR REPLACE FUNCTION staff_device_confirm_json(p_serial text,
+    p_q text)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT jsonb_build_object('device', staff_device_json(d),
+	    'psus', staff_psus_json(p_q))
+	FROM device d WHERE d.serial = p_serial;
+$$;
+
+-- A PSU's page: their authenticators, assignment history and recent
+-- audit rows (SCA outcomes and staff actions naming them).
+CREATE OR REPLACE FUNCTION staff_psu_json(p_username text)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT jsonb_build_object('username', p.username,
+	    'name', p.display_name,
+	    'locked', coalesce(p.locked_until > now(), false),
+	    'devices', (SELECT coalesce(jsonb_agg(staff_device_json(d)
+		ORDER BY d.serial), '[]') FROM device d WHERE d.psu_id = p.id),
+	    'assignments', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+		'serial', a.device_serial, 'status', a.status,
+		'requested_by', a.requested_by, 'decided_by', a.decided_by,
+		'at', to_char(a.requested_at AT TIME ZONE 'UTC',
+		    'YYYY-MM-DD HH24:MI:SS "UTC"')) ORDER BY a.id DESC), '[]')
+		FROM device_assignment a WHERE a.psu_id = p.id),
+	    'events', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+		'id', e.id, 'actor', e.actor, 'action', e.action,
+		'detail', e.detail::text,
+		'at', to_char(e.at AT TIME ZONE 'UTC',
+		    'YYYY-MM-DD HH24:MI:SS "UTC"')) ORDER BY e.id DESC), '[]')
+		FROM (SELECT * FROM audit_log
+		    WHERE actor = 'psu:' || p.username
+			OR (detail ? 'psu' AND detail->>'psu' = p.username)
+		    ORDER BY id DESC LIMIT 50) e))
+	FROM psu p WHERE p.username = p_username;
+$$;
