@@ -7,6 +7,8 @@
 
 #include <stdio.h>
 
+#include <openssl/crypto.h>
+
 #include <kore.h>
 #include <http.h>
 
@@ -24,6 +26,7 @@ staff_page_free(struct http_request *req)
 	struct staff_page	*p = http_state_get(req);
 
 	db_query_end(&p->q);
+	OPENSSL_cleanse(p->secret, sizeof(p->secret));
 }
 
 static enum oauth_next

@@ -25,6 +25,8 @@ struct staff_page {
 	struct db_query			 q;
 	struct staff_who		 who;
 	int				 phase;
+	/* A new client secret, until the answer shows it (then wiped). */
+	char				 secret[64];
 };
 
 int	staff_page_run(struct http_request *, const struct staff_page_spec *);

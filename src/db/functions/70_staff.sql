@@ -134,127 +134,6 @@ $$;
 -- Blocking, unassigning and retiring fail the device's open challenges at
 -- once (the payment follows as RJCT with the reason).
 
--- Fails the open challenges of a device; returns how many.
-CREATE OR REPLACE FUNCTION device_fail_open(p_serial text, p_reason text)
-RETURNS integer LANGUAGE sql AS $$
-	WITH c AS (
-		UPDATE device_challenge SET status = 'failed',
-		    failure_reason = p_reason, finished_at = now(),
-		    lease_owner = NULL, lease_expires = NULL
-		WHERE device_serial = p_serial
-		    AND status IN ('pending', 'claimed')
-		RETURNING 1
-	)
-	SELECT count(*)::integer FROM c;
-$$;
-
--- p_action: assign_request (p_psu: username), assign_approve,
--- assign_reject (the device's pending request; not by its requester),
--- assign_direct (psd2ctl only), unassign, block, retire.
--- result: ok, no_device, no_psu, bad_status, psu_has_device,
--- pending_exists, no_request, same_person.
-CREATE OR REPLACE FUNCTION staff_device_action(p_actor text, p_action text,
-    p_serial text, p_psu text)
-RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	d device%ROWTYPE;
-	a device_assignment%ROWTYPE;
-	who psu%ROWTYPE;
-	failed integer := 0;
-	holder text;
-BEGIN
-	SELECT * INTO d FROM device WHERE serial = p_serial FOR UPDATE;
-	IF NOT FOUND THEN
-		RETURN 'no_device';
-	END IF;
-	SELECT username INTO holder FROM psu WHERE id = d.psu_id;
-	IF p_action IN ('assign_request', 'assign_direct') THEN
-		SELECT * INTO who FROM psu WHERE username = p_psu;
-		IF NOT FOUND THEN
-			RETURN 'no_psu';
-		END IF;
-		IF d.status <> 'active' OR d.psu_id IS NOT NULL THEN
-			RETURN 'bad_status';
-		END IF;
-		PERFORM 1 FROM psu WHERE id = who.id FOR UPDATE;
-		IF EXISTS (SELECT 1 FROM device WHERE psu_id = who.id
-		    AND status = 'active') THEN
-			RETURN 'psu_has_device';
-		END IF;
-		IF p_action = 'assign_direct' THEN
-			UPDATE device SET psu_id = who.id WHERE serial = p_serial;
-		ELSE
-			IF EXISTS (SELECT 1 FROM device_assignment
-			    WHERE device_serial = p_serial
-				AND status = 'pending') THEN
-				RETURN 'pending_exists';
-			END IF;
-			INSERT INTO device_assignment (device_serial, psu_id,
-			    requested_by)
-			VALUES (p_serial, who.id, p_actor);
-		END IF;
-		holder := who.username;
-	ELSIF p_action IN ('assign_approve', 'assign_reject') THEN
-		SELECT * INTO a FROM device_assignment
-		WHERE device_serial = p_serial AND status = 'pending'
-		FOR UPDATE;
-		IF NOT FOUND THEN
-			RETURN 'no_request';
-		END IF;
-		IF a.requested_by = p_actor THEN
-			RETURN 'same_person';
-		END IF;
-		SELECT * INTO who FROM psu WHERE id = a.psu_id;
-		holder := who.username;
-		IF p_action = 'assign_approve' THEN
-			IF d.status <> 'active' OR d.psu_id IS NOT NULL THEN
-				RETURN 'bad_status';
-			END IF;
-			PERFORM 1 FROM psu WHERE id = who.id FOR UPDATE;
-			IF EXISTS (SELECT 1 FROM device WHERE psu_id = who.id
-			    AND status = 'active') THEN
-				RETURN 'psu_has_device';
-			END IF;
-			UPDATE device SET psu_id = who.id WHERE serial = p_serial;
-		END IF;
-		UPDATE device_assignment SET status = CASE p_action
-		    WHEN 'assign_approve' THEN 'approved' ELSE 'rejected' END,
-		    decided_by = p_actor, decided_at = now()
-		WHERE id = a.id;
-	ELSIF p_action = 'unassign' THEN
-		IF d.psu_id IS NULL THEN
-			RETURN 'bad_status';
-		END IF;
-		failed := device_fail_open(p_serial, 'device unassigned');
-		UPDATE device SET psu_id = NULL WHERE serial = p_serial;
-	ELSIF p_action = 'block' THEN
-		IF d.status IN ('blocked', 'retired') THEN
-			RETURN 'bad_status';
-		END IF;
-		failed := device_fail_open(p_serial, 'device blocked');
-		UPDATE device SET status = 'blocked', blocked_at = now()
-		WHERE serial = p_serial;
-	ELSIF p_action = 'retire' THEN
-		IF d.status = 'retired' THEN
-			RETURN 'bad_status';
-		END IF;
-		failed := device_fail_open(p_serial, 'device retired');
-		UPDATE device SET status = 'retired', retired_at = now()
-		WHERE serial = p_serial;
-		UPDATE device_assignment SET status = 'withdrawn',
-		    decided_by = p_actor, decided_at = now()
-		WHERE device_serial = p_serial AND status = 'pending';
-	ELSE
-		RAISE EXCEPTION 'unknown device action %', p_action;
-	END IF;
-	INSERT INTO audit_log (actor, action, detail)
-	VALUES (p_actor, 'device.' || p_action, jsonb_strip_nulls(
-	    jsonb_build_object('serial', p_serial, 'psu', holder,
-		'failed_challenges', NULLIF(failed, 0))));
-	RETURN 'ok';
-END;
-$$;
-
 -- The key fingerprint staff compare with the device's display and label:
 -- the first 16 bytes of SHA-256(public key), upper-case hex in groups of
 -- four (as psd2ctl device enrol prints it).
@@ -347,4 +226,107 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 			OR (detail ? 'psu' AND detail->>'psu' = p.username)
 		    ORDER BY id DESC LIMIT 50) e))
 	FROM psu p WHERE p.username = p_username;
+$$;
+
+-- ---- TPPs (issue 10, part 4; admin only) ------------------------------
+
+CREATE OR REPLACE FUNCTION staff_tpps_json()
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT coalesce(jsonb_agg(jsonb_build_object('org_id', t.org_id,
+	    'name', t.name, 'status', t.status,
+	    'suspended', t.status = 'suspended',
+	    'clients', (SELECT coalesce(jsonb_agg(jsonb_build_object(
+		'client_id', c.client_id, 'status', c.status,
+		'redirect_uris', array_to_string(c.redirect_uris, ' '),
+		'pkce_required', c.pkce_required,
+		'access_ttl', c.access_ttl) ORDER BY c.client_id), '[]')
+		FROM oauth_client c WHERE c.tpp_id = t.id))
+	    ORDER BY t.name, t.org_id), '[]')
+	FROM tpp t;
+$$;
+
+-- result: ok, exists, bad_input
+CREATE OR REPLACE FUNCTION staff_tpp_register(p_actor text, p_name text,
+    p_org_id text)
+RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	IF coalesce(p_name, '') = '' OR
+	    p_org_id !~ '^PSD[A-Z]{2}-[A-Z]{2,8}-.+$' THEN
+		RETURN 'bad_input';
+	END IF;
+	INSERT INTO tpp (name, org_id) VALUES (p_name, p_org_id)
+	ON CONFLICT (org_id) DO NOTHING;
+	IF NOT FOUND THEN
+		RETURN 'exists';
+	END IF;
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, 'tpp.register', jsonb_build_object('org_id',
+	    p_org_id, 'name', p_name));
+	RETURN 'ok';
+END;
+$$;
+
+-- A client of a registered TPP; the secret arrives hashed (keyed and
+-- salted, src/common/client_secret.h). result: ok, no_tpp, exists,
+-- bad_input.
+CREATE OR REPLACE FUNCTION staff_client_add(p_actor text, p_org_id text,
+    p_client_id text, p_hash bytea, p_salt bytea, p_key_id text,
+    p_uris text[], p_pkce boolean, p_ttl integer)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	t tpp%ROWTYPE;
+BEGIN
+	SELECT * INTO t FROM tpp WHERE org_id = p_org_id;
+	IF NOT FOUND THEN
+		RETURN 'no_tpp';
+	END IF;
+	IF p_client_id !~ '^[A-Za-z0-9._-]{1,64}$' OR
+	    coalesce(cardinality(p_uris), 0) = 0 OR
+	    EXISTS (SELECT 1 FROM unnest(p_uris) u
+		WHERE u !~ '^https?://[^[:space:]#]+$') OR
+	    p_ttl IS NULL OR p_ttl < 1 OR p_ttl > 86400 THEN
+		RETURN 'bad_input';
+	END IF;
+	INSERT INTO oauth_client (client_id, tpp_id, secret_hash,
+	    redirect_uris, pkce_required, access_ttl, secret_salt,
+	    secret_key_id)
+	VALUES (p_client_id, t.id, p_hash, p_uris, p_pkce, p_ttl, p_salt,
+	    p_key_id)
+	ON CONFLICT (client_id) DO NOTHING;
+	IF NOT FOUND THEN
+		RETURN 'exists';
+	END IF;
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, 'tpp.client_add', jsonb_build_object('org_id',
+	    p_org_id, 'client_id', p_client_id, 'redirect_uris',
+	    to_jsonb(p_uris), 'pkce_required', p_pkce, 'access_ttl', p_ttl));
+	RETURN 'ok';
+END;
+$$;
+
+-- Suspends (every token of the TPP stops at once) or reactivates.
+-- result: ok, no_tpp.
+CREATE OR REPLACE FUNCTION staff_tpp_status(p_actor text, p_org_id text,
+    p_status text)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	n integer := 0;
+BEGIN
+	UPDATE tpp SET status = p_status WHERE org_id = p_org_id;
+	IF NOT FOUND THEN
+		RETURN 'no_tpp';
+	END IF;
+	IF p_status = 'suspended' THEN
+		UPDATE token SET revoked_at = now()
+		WHERE revoked_at IS NULL AND client_id IN (SELECT c.client_id
+		    FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id
+		    WHERE t.org_id = p_org_id);
+		GET DIAGNOSTICS n = ROW_COUNT;
+	END IF;
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, CASE p_status WHEN 'suspended' THEN 'tpp.suspend'
+	    ELSE 'tpp.activate' END, jsonb_build_object('org_id', p_org_id,
+	    'tokens_revoked', n));
+	RETURN 'ok';
+END;
 $$;
