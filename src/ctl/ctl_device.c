@@ -21,6 +21,7 @@
 #include <openssl/sha.h>
 
 #include "common/settings.h"
+#include "ctl/ctl.h"
 #include "ctl_device.h"
 
 #define CTL_DEV_ATTEST_DOMAIN	"PSD2GATE-DEVICE-ATTEST-V1"
@@ -242,21 +243,13 @@ ctl_dev_enrol(PGconn *db, const char *serial)
 		return (1);
 	PQclear(res);
 	ctl_dev_fingerprint(pub, fpr);
+	ctl_audit_write(db, "device.enrol", "serial", serial, "fingerprint",
+	    fpr);
 	printf("device %s enrolled (status active)\n"
 	    "key fingerprint %s\n"
 	    "compare it with the label and with the device display\n",
 	    serial, fpr);
 	return (0);
-}
-
-/* The operator psd2ctl names in audit rows: the system login. */
-static void
-ctl_dev_actor(char *out, size_t len)
-{
-	struct passwd	*pw;
-
-	pw = getpwuid(getuid());
-	snprintf(out, len, "operator:%s", pw != NULL ? pw->pw_name : "unknown");
 }
 
 static int
@@ -266,7 +259,7 @@ ctl_dev_assign(PGconn *db, const char *serial, const char *username)
 	const char	*p[3] = { serial, username, actor };
 	PGresult	*res;
 
-	ctl_dev_actor(actor, sizeof(actor));
+	ctl_actor(actor, sizeof(actor));
 	res = PQexecParams(db, "WITH d AS (UPDATE device SET psu_id = p.id "
 	    "FROM psu p WHERE device.serial = $1 AND p.username = $2 "
 	    "AND device.status NOT IN ('blocked', 'retired') "
@@ -297,7 +290,7 @@ ctl_dev_action(PGconn *db, const char *action, const char *serial)
 	PGresult	*res;
 	const char	*r;
 
-	ctl_dev_actor(actor, sizeof(actor));
+	ctl_actor(actor, sizeof(actor));
 	/* The function writes the audit row naming the failed challenges. */
 	res = PQexecParams(db, "WITH r AS (SELECT staff_device_action($1, $2, "
 	    "$3, NULL) AS r) SELECT r FROM r", 3, NULL, p, NULL, NULL, 0);

@@ -220,6 +220,8 @@ ctl_staff_add(PGconn *db, struct opts *o)
 	res = ctl_exec(db, "UPDATE staff SET role = $2 WHERE username = $1",
 	    2, params);
 	PQclear(res);
+	ctl_audit_write(db, "staff.add", "username", o->positional[0],
+	    "role", role);
 	printf("role: %s\n", role);
 	return (0);
 }

@@ -129,3 +129,23 @@ def test_bad_input_changes_nothing(admin, db):
         "org_id": "PSDDE-BAFIN-none", "client_id": "c1",
         "redirect_uris": "https://a.example/cb"})
     assert r.status_code == 409 and "staff_result_no_tpp" in r.text
+
+
+def test_psd2ctl_writes_the_same_audit_rows_naming_the_operator(
+        db, client_factory):
+    import getpass
+    actor = "operator:" + getpass.getuser()
+    since = audit_max_id(db)
+    client = client_factory()
+    psd2lib.psd2ctl("tpp", "suspend", client.org_id)
+    psd2lib.psd2ctl("tpp", "activate", client.org_id)
+    assert audit_actions(db, since, client.org_id) == [
+        (actor, "tpp.client_add"), (actor, "tpp.suspend"),
+        (actor, "tpp.activate")]
+    name = psd2lib.unique("st")
+    psd2lib.psd2ctl("staff", "add", name, "--role", "admin")
+    cur = db.cursor()
+    cur.execute("SELECT actor, detail FROM audit_log WHERE id > %s AND "
+                "action = 'staff.add' AND detail->>'username' = %s",
+                (since, name))
+    assert cur.fetchall() == [(actor, {"username": name, "role": "admin"})]
