@@ -255,3 +255,32 @@ def test_audit_list_filters(three_rows, su):
     out = psd2ctl("audit", "list", "--actor", actor).stdout.splitlines()
     assert len(out) == 3
     assert all("\t%s\ttest.row\t" % actor in ln for ln in out)
+
+
+def test_audit_page_filters_and_pages(su, operator):
+    from staff_lib import STAFF_URL
+    actor = "test:" + psd2lib.unique("page")
+    ids = []
+    for i in range(55):
+        su.execute("INSERT INTO audit_log (actor, action, detail) VALUES "
+                   "(%s, %s, jsonb_build_object('n', %s)) RETURNING id",
+                   (actor, "test.page" if i % 2 else "test.other", i))
+        ids.append(su.fetchone()[0])
+    newest = sorted(ids, reverse=True)
+    sess = http_login(operator)
+    r = sess.get(STAFF_URL + "/staff/audit", params={"actor": actor})
+    assert r.status_code == 200
+    shown = [int(x) for x in re.findall(r'id="audit-(\d+)"', r.text)]
+    assert shown == newest[:50]
+    older = re.search(r'id="audit-older" href="([^"]+)"', r.text)
+    assert older is not None
+    r = sess.get(STAFF_URL + older.group(1).replace("&amp;", "&"))
+    shown = [int(x) for x in re.findall(r'id="audit-(\d+)"', r.text)]
+    assert shown == newest[50:]
+    assert 'id="audit-older"' not in r.text
+    r = sess.get(STAFF_URL + "/staff/audit", params={
+        "actor": actor, "action": "test.page", "lang": "de"})
+    assert len(re.findall(r'id="audit-(\d+)"', r.text)) == 27
+    assert "Prüfprotokoll" in r.text
+    r = sess.get(STAFF_URL + "/staff/audit", params={"before": "x"})
+    assert r.status_code == 400

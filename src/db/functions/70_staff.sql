@@ -330,3 +330,30 @@ BEGIN
 	RETURN 'ok';
 END;
 $$;
+
+-- ---- The audit log page (issue 10) ------------------------------------
+-- Newest first, p_limit rows with id < p_before (NULL: from the newest),
+-- filtered by actor and action prefix (NULL or '': any). "older" is the
+-- p_before of the next page, NULL on the last one.
+CREATE OR REPLACE FUNCTION staff_audit_json(p_actor text, p_action text,
+    p_before bigint, p_limit integer)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	WITH r AS (
+		SELECT id, seq, at, actor, action, detail FROM audit_log
+		WHERE (coalesce(p_actor, '') = '' OR actor = p_actor)
+		    AND (coalesce(p_action, '') = '' OR
+			starts_with(action, p_action))
+		    AND (p_before IS NULL OR id < p_before)
+		ORDER BY id DESC LIMIT p_limit + 1
+	)
+	SELECT jsonb_build_object(
+	    'rows', coalesce((SELECT jsonb_agg(jsonb_build_object('id', id,
+		'seq', seq, 'sealed', seq IS NOT NULL, 'actor', actor,
+		'action', action, 'detail', detail::text,
+		'at', to_char(at AT TIME ZONE 'UTC',
+		    'YYYY-MM-DD HH24:MI:SS "UTC"')) ORDER BY id DESC)
+		FROM (SELECT * FROM r ORDER BY id DESC LIMIT p_limit) x), '[]'),
+	    'older', CASE WHEN (SELECT count(*) FROM r) > p_limit
+		THEN (SELECT min(id) FROM (SELECT id FROM r ORDER BY id DESC
+		    LIMIT p_limit) y) END);
+$$;
