@@ -357,3 +357,58 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 		THEN (SELECT min(id) FROM (SELECT id FROM r ORDER BY id DESC
 		    LIMIT p_limit) y) END);
 $$;
+
+-- ---- Staff accounts (issue 10; admin only) ----------------------------
+-- Adding a member stays with psd2ctl staff add (the password is hashed
+-- there); the pages change roles, disable, enable and unlock.
+
+CREATE OR REPLACE FUNCTION staff_members_json()
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT coalesce(jsonb_agg(jsonb_build_object('username', username,
+	    'name', display_name, 'role', role, 'status', status,
+	    'admin', role = 'admin', 'disabled', status = 'disabled',
+	    'locked', coalesce(locked_until > now(), false))
+	    ORDER BY username), '[]')
+	FROM staff;
+$$;
+
+-- p_op: make_admin, make_operator, disable, enable, unlock. An admin
+-- does not disable or demote themselves (someone must stay able to
+-- administer). result: ok, no_staff, self, bad_op. Disabling ends the
+-- member's sessions at once.
+CREATE OR REPLACE FUNCTION staff_member_action(p_actor text,
+    p_actor_id bigint, p_op text, p_username text)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	s staff%ROWTYPE;
+BEGIN
+	SELECT * INTO s FROM staff WHERE username = p_username FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN 'no_staff';
+	END IF;
+	IF s.id = p_actor_id AND p_op IN ('make_operator', 'disable') THEN
+		RETURN 'self';
+	END IF;
+	CASE p_op
+	WHEN 'make_admin' THEN
+		UPDATE staff SET role = 'admin' WHERE id = s.id;
+	WHEN 'make_operator' THEN
+		UPDATE staff SET role = 'operator' WHERE id = s.id;
+	WHEN 'disable' THEN
+		UPDATE staff SET status = 'disabled' WHERE id = s.id;
+		DELETE FROM web_session
+		WHERE subject_kind = 'staff' AND subject_id = s.id;
+	WHEN 'enable' THEN
+		UPDATE staff SET status = 'active' WHERE id = s.id;
+	WHEN 'unlock' THEN
+		UPDATE staff SET failed_logins = 0, locked_until = NULL
+		WHERE id = s.id;
+	ELSE
+		RETURN 'bad_op';
+	END CASE;
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, 'staff.' || p_op,
+	    jsonb_build_object('username', p_username));
+	RETURN 'ok';
+END;
+$$;
