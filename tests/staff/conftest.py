@@ -19,7 +19,7 @@ from staff_lib import (STAFF_PORT, make_staff, new_driver,  # noqa: E402
 
 def staff_conf():
     """conf/test.conf on the test ports plus the staff server and its
-    routes (as conf/sandbox.conf has them)."""
+    routes (as conf/sandbox.conf has them), connecting as psd2_service."""
     path = psd2lib.derived_conf("conf/test.conf", psd2lib.MAIN_PORT,
                                 "psd2gate-staff")
     with open(path) as f:
@@ -30,6 +30,9 @@ def staff_conf():
         "server staff {\n\tbind 127.0.0.1 %d\n\ttls no\n}\n%s\ninclude %s\n"
         % (STAFF_PORT, marker,
            os.path.join(psd2lib.TOP, "conf", "staff.conf"))))
+    # The service runs as its own database role (migration 083).
+    assert "user=psd2gate " in text
+    text = text.replace("user=psd2gate ", "user=psd2_service ")
     with open(path, "w") as f:
         f.write(text)
     return path

@@ -41,9 +41,13 @@ $$;
 -- sealer at a time (advisory lock; another caller returns at once with
 -- sealed 0). Returns how many were sealed and the head afterwards (NULL
 -- while the chain is empty).
+-- SECURITY DEFINER: the service's and psd2ctl's roles may only INSERT
+-- and SELECT audit_log (migration 083); sealing is the one UPDATE, done
+-- here as the owner (and allowed by the guard trigger only for unsealed
+-- rows).
 CREATE OR REPLACE FUNCTION audit_seal(p_max integer, OUT sealed integer,
     OUT head_seq bigint, OUT head_hash bytea)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
 DECLARE
 	r record;
 	h bytea;
