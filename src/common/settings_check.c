@@ -34,6 +34,9 @@ struct setting_rule {
 static const struct setting_rule	rules[] = {
 	{ "environment", SET_WORD, 0, 0, "sandbox production" },
 	{ "db", SET_TEXT, 0, 0, NULL },
+	/* psd2ctl's connections (migration 083: roles). */
+	{ "ctl_db", SET_TEXT, 0, 0, NULL },
+	{ "migrate_db", SET_TEXT, 0, 0, NULL },
 	{ "form_keys", SET_PATH, 0, 0, NULL },
 	{ "totp_keys", SET_PATH, 0, 0, NULL },
 	{ "client_keys", SET_PATH, 0, 0, NULL },

@@ -54,12 +54,22 @@ ctl_exec(PGconn *db, const char *sql, int n, const char *const *params)
 	return (res);
 }
 
+/*
+ * psd2ctl connects with psd2_ctl_db when set (the operator's role), and
+ * migrate with psd2_migrate_db (the owner's role, migration 083); both
+ * fall back to psd2_db, the service's connection.
+ */
 static PGconn *
-ctl_connect(void)
+ctl_connect(const char *command)
 {
-	PGconn	*db;
+	PGconn		*db;
+	const char	*conninfo;
 
-	db = PQconnectdb(settings_get("db", ""));
+	conninfo = settings_get("db", "");
+	conninfo = settings_get("ctl_db", conninfo);
+	if (strcmp(command, "migrate") == 0)
+		conninfo = settings_get("migrate_db", settings_get("db", ""));
+	db = PQconnectdb(conninfo);
 	if (PQstatus(db) != CONNECTION_OK) {
 		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
 		exit(1);
@@ -122,7 +132,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());
 
-	db = ctl_connect();
+	db = ctl_connect(argv[0]);
 	if (strcmp(argv[0], "migrate") == 0)
 		rc = ctl_migrate(db);
 	else if (strcmp(argv[0], "sandbox-seed") == 0)

@@ -61,12 +61,14 @@ static void
 staff_label_devices(struct http_request *req, json_t *list)
 {
 	json_t		*d;
+	const char	*status;
 	size_t		 i;
 	char		 key[64];
 
 	json_array_foreach(list, i, d) {
+		status = json_string_value(json_object_get(d, "status"));
 		snprintf(key, sizeof(key), "device_status_%s",
-		    json_string_value(json_object_get(d, "status")));
+		    status != NULL ? status : "");
 		json_object_set_new(d, "status_label",
 		    json_string(pages_text(req, key)));
 	}
@@ -151,7 +153,9 @@ confirm_render(struct http_request *req, struct staff_page *p)
 		    &p->who);
 		return;
 	}
-	action = staff_arg(req, "action");
+	/* Checked by confirm_query; the fallback keeps the compiler sure. */
+	if ((action = staff_arg(req, "action")) == NULL)
+		action = "";
 	snprintf(key, sizeof(key), "staff_confirm_%s", action);
 	json_object_set_new(data, "title", json_string(pages_text(req,
 	    "staff_confirm_title")));
@@ -204,17 +208,18 @@ act_query(struct http_request *req, struct staff_page *p)
 static void
 act_render(struct http_request *req, struct staff_page *p)
 {
-	const char	*result;
+	const char	*result, *action;
 	char		 key[64];
 
 	result = db_value(&p->q, 0, 0);
+	if ((action = staff_arg(req, "action")) == NULL)
+		action = "";
 	if (!staff_word_in(result, staff_device_results)) {
 		respond_server_error(req, "staff device result");
 		return;
 	}
 	if (strcmp(result, "ok") == 0)
-		snprintf(key, sizeof(key), "staff_done_%s",
-		    staff_arg(req, "action"));
+		snprintf(key, sizeof(key), "staff_done_%s", action);
 	else
 		snprintf(key, sizeof(key), "staff_result_%s", result);
 	staff_message(req, strcmp(result, "ok") == 0 ? 200 : 409,

@@ -96,18 +96,21 @@ member_confirm_query(struct http_request *req, struct staff_page *p)
 static void
 member_confirm_render(struct http_request *req, struct staff_page *p)
 {
-	char	key[64];
+	const char	*op, *username;
+	char		 key[64];
 
-	if (db_rows(&p->q) != 1) {
+	op = member_arg(req, "op");
+	username = member_arg(req, "username");
+	if (db_rows(&p->q) != 1 || op == NULL || username == NULL) {
 		staff_message(req, 404, "error_title",
 		    "staff_result_no_staff", &p->who);
 		return;
 	}
-	snprintf(key, sizeof(key), "staff_confirm_%s", member_arg(req, "op"));
+	snprintf(key, sizeof(key), "staff_confirm_%s", op);
 	staff_render(req, 200, "staff_member_confirm", json_pack(
 	    "{s:s, s:s, s:s, s:s}", "title", pages_text(req,
-	    "staff_confirm_title"), "username", member_arg(req, "username"),
-	    "op", member_arg(req, "op"), "question", pages_text(req, key)),
+	    "staff_confirm_title"), "username", username,
+	    "op", op, "question", pages_text(req, key)),
 	    &p->who);
 }
 
@@ -144,11 +147,13 @@ member_act_query(struct http_request *req, struct staff_page *p)
 static void
 member_act_render(struct http_request *req, struct staff_page *p)
 {
-	const char	*result;
+	const char	*result, *op;
 	char		 key[64];
 	int		 ok;
 
 	result = db_value(&p->q, 0, 0);
+	if ((op = member_arg(req, "op")) == NULL)
+		op = "";
 	ok = strcmp(result, "ok") == 0;
 	if (!ok && strcmp(result, "no_staff") != 0 &&
 	    strcmp(result, "self") != 0) {
@@ -156,7 +161,7 @@ member_act_render(struct http_request *req, struct staff_page *p)
 		return;
 	}
 	snprintf(key, sizeof(key), ok ? "staff_done_%s" : "staff_result_%s",
-	    ok ? member_arg(req, "op") : result);
+	    ok ? op : result);
 	staff_message(req, ok ? 200 : 409, "staff_members_title", key,
 	    &p->who);
 }

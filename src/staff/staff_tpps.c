@@ -95,18 +95,21 @@ tpp_confirm_query(struct http_request *req, struct staff_page *p)
 static void
 tpp_confirm_render(struct http_request *req, struct staff_page *p)
 {
-	json_t	*tpp;
-	char	 key[64];
+	json_t		*tpp;
+	const char	*op;
+	char		 key[64];
 
+	if ((op = tpp_arg(req, "op")) == NULL)
+		op = "";
 	if ((tpp = staff_page_json(p)) == NULL) {
 		staff_message(req, 404, "error_title", "staff_result_no_tpp",
 		    &p->who);
 		return;
 	}
-	snprintf(key, sizeof(key), "staff_confirm_%s", tpp_arg(req, "op"));
+	snprintf(key, sizeof(key), "staff_confirm_%s", op);
 	staff_render(req, 200, "staff_tpp_confirm", json_pack(
 	    "{s:s, s:o, s:s, s:s}", "title", pages_text(req,
-	    "staff_confirm_title"), "tpp", tpp, "op", tpp_arg(req, "op"),
+	    "staff_confirm_title"), "tpp", tpp, "op", op,
 	    "question", pages_text(req, key)), &p->who);
 }
 
@@ -247,7 +250,8 @@ tpp_act_render(struct http_request *req, struct staff_page *p)
 	int		 ok;
 
 	result = db_value(&p->q, 0, 0);
-	op = tpp_arg(req, "op");
+	if ((op = tpp_arg(req, "op")) == NULL)
+		op = "";
 	ok = strcmp(result, "ok") == 0;
 	if (strcmp(result, "ok") != 0 && strcmp(result, "exists") != 0 &&
 	    strcmp(result, "no_tpp") != 0 && strcmp(result, "bad_input") != 0) {
@@ -257,7 +261,7 @@ tpp_act_render(struct http_request *req, struct staff_page *p)
 	if (ok && strcmp(op, "client_add") == 0) {
 		staff_render(req, 200, "staff_secret", json_pack(
 		    "{s:s, s:s, s:s}", "title", pages_text(req,
-		    "staff_tpps_title"), "client_id", tpp_arg(req,
+		    "staff_tpps_title"), "client_id", forms_arg(req,
 		    "client_id"), "secret", p->secret), &p->who);
 	} else {
 		snprintf(key, sizeof(key), ok ? "staff_done_%s" :

@@ -118,3 +118,37 @@ def test_operator_role_runs_psd2ctl_but_not_migrate():
     p = psd2lib.psd2ctl("migrate", conf=conf, check=False)
     assert p.returncode != 0
     assert "permission denied" in p.stderr or "must be owner" in p.stderr
+
+
+def roles_conf(name, ctl_user, migrate_user):
+    path = psd2lib.derived_conf("conf/test.conf", psd2lib.MAIN_PORT, name)
+    text = open(path).read()
+    line = [ln for ln in text.splitlines() if ln.startswith("psd2_db")][0]
+    text = text.replace(line, "\n".join((
+        line.replace("user=psd2gate ", "user=psd2_service "),
+        line.replace("psd2_db", "psd2_ctl_db").replace(
+            "user=psd2gate ", "user=%s " % ctl_user),
+        line.replace("psd2_db", "psd2_migrate_db").replace(
+            "user=psd2gate ", "user=%s " % migrate_user))))
+    open(path, "w").write(text)
+    return path
+
+
+def test_psd2ctl_connects_as_operator_and_migrates_as_owner():
+    """One file for all three: psd2_db the service's role, psd2_ctl_db the
+    operator's, psd2_migrate_db the owner's."""
+    path = roles_conf("psd2ctl-roles", "psd2_operator", "psd2gate")
+    p = psd2lib.psd2ctl("migrate", conf=path, check=False)
+    assert p.returncode == 0, p.stderr
+    p = psd2lib.psd2ctl("tpp", "list", conf=path, check=False)
+    assert p.returncode == 0, p.stderr
+    # each setting is the one used: a role that does not exist fails
+    bad = roles_conf("psd2ctl-badctl", "no_such_role", "psd2gate")
+    p = psd2lib.psd2ctl("tpp", "list", conf=bad, check=False)
+    assert p.returncode != 0 and "no_such_role" in p.stderr
+    assert psd2lib.psd2ctl("migrate", conf=bad, check=False).returncode == 0
+    bad = roles_conf("psd2ctl-badmig", "psd2_operator", "no_such_role")
+    p = psd2lib.psd2ctl("migrate", conf=bad, check=False)
+    assert p.returncode != 0 and "no_such_role" in p.stderr
+    assert psd2lib.psd2ctl("tpp", "list", conf=bad,
+                           check=False).returncode == 0
