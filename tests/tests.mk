@@ -22,8 +22,9 @@ T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-build test-layout test-unit test-kore test-device \
 		   test-migrate test-api test-browser test-ais test-tpp-unit \
-		   test-tpp test-prod test-fuzz sanitize-test
-T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-tpp-unit
+		   test-tpp test-staff test-prod test-fuzz sanitize-test
+T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-tpp-unit \
+		   test-staff
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
 test-api: all
@@ -38,6 +39,11 @@ test-browser: all
 test-prod: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=prod$(T_SUFFIX) \
 	    $(T_RUN) prod
+
+# The staff portal (issue 10): the staff listener, Chromium and the API.
+test-staff: all
+	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=staff$(T_SUFFIX) \
+	    $(T_RUN) staff
 
 # Statements about the source tree that readers rely on.
 test-layout:
@@ -76,7 +82,8 @@ test-fuzz:
 	done; \
 	test $$fail -eq 0
 
-.PHONY: test test-api test-browser test-prod test-layout test-migrate sanitize-test \
+.PHONY: test test-api test-browser test-staff test-prod test-layout \
+	test-migrate sanitize-test \
 	test-fuzz test-build
 
 .DEFAULT_GOAL	:= $(T_SAVED_GOAL)

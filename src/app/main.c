@@ -74,6 +74,8 @@ app_load_settings(void)
 	app_cfg.consent_default_days = settings_int("consent_default_days", 90);
 	app_cfg.consent_max_days = settings_int("consent_max_days", 180);
 	app_cfg.purge_interval = settings_int("purge_interval", 60);
+	app_cfg.staff_session_idle = settings_int("staff_session_idle", 900);
+	app_cfg.audit_seal_interval = settings_int("audit_seal_interval", 5);
 
 	/* Ranges and relations: settings_validate(), before this. */
 }
@@ -153,6 +155,7 @@ kore_worker_configure(void)
 	kore_pgsql_register(APP_DB, settings_get("db", NULL));
 	respond_install_error_hook();
 	housekeeping_start();
+	audit_sealer_start();
 }
 
 int

@@ -35,14 +35,21 @@ struct setting_rule {
 static const struct setting_rule	rules[] = {
 	{ "environment", SET_WORD, 0, 0, "sandbox production" },
 	{ "db", SET_TEXT, 0, 0, NULL },
+	/* psd2ctl's connections (migration 083: roles). */
+	{ "ctl_db", SET_TEXT, 0, 0, NULL },
+	{ "migrate_db", SET_TEXT, 0, 0, NULL },
 	{ "form_keys", SET_PATH, 0, 0, NULL },
 	{ "totp_keys", SET_PATH, 0, 0, NULL },
 	{ "client_keys", SET_PATH, 0, 0, NULL },
+	{ "audit_keys", SET_PATH, 0, 0, NULL },
+	{ "audit_seal_interval", SET_INT, 0, 3600, NULL },
 	{ "cookie_secure", SET_BOOL, 0, 0, NULL },
 	{ "access_token_ttl", SET_INT, 1, 86400, NULL },
 	{ "code_ttl", SET_INT, 1, 600, NULL },
 	/* RTS Art. 4(3)(d): at most 5 minutes without activity. */
 	{ "session_idle", SET_INT, 1, 300, NULL },
+	/* Staff pages (issue 10): at most 15 minutes without activity. */
+	{ "staff_session_idle", SET_INT, 1, 900, NULL },
 	/* RTS Art. 4(3)(b): at most five consecutive failures. */
 	{ "login_max_failures", SET_INT, 1, 5, NULL },
 	{ "login_lock_seconds", SET_INT, 1, 30 * 86400, NULL },

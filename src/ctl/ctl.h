@@ -2,6 +2,8 @@
 #ifndef PSD2_CTL_H
 #define PSD2_CTL_H
 
+#include <stddef.h>
+
 #include <libpq-fe.h>
 
 /* Runs a parameterised statement; exits with a message on failure. */
@@ -17,6 +19,12 @@ int		 ctl_psu(PGconn *, int, char **);
 int		 ctl_staff(PGconn *, int, char **);
 int		 ctl_account(PGconn *, int, char **);
 int		 ctl_sandbox_seed(PGconn *);
+int		 ctl_audit(PGconn *, int, char **);
+/* "operator:<login>", the actor of psd2ctl's audit rows. */
+void		 ctl_actor(char *, size_t);
+/* An audit row of psd2ctl: action and up to two detail pairs (k2 NULL). */
+void		 ctl_audit_write(PGconn *, const char *, const char *,
+		    const char *, const char *, const char *);
 
 /* Creates a TPP client: secret NULL generates one (printed once). */
 int		 ctl_client_add(PGconn *, const char *, const char *,

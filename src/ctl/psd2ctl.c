@@ -34,7 +34,12 @@ usage(void)
 	    "  psu unlock USER\n"
 	    "  account add USER IBAN CURRENCY NAME [--resource-id ID]\n"
 	    "  staff add USER [--password P] [--totp-secret B32] [--name N]\n"
-	    "  device list|enrol SERIAL|assign SERIAL USER|block SERIAL\n"
+	    "      [--role operator|admin]\n"
+	    "  device list|enrol SERIAL|assign SERIAL USER\n"
+	    "  device block|unassign|retire SERIAL\n"
+	    "  audit seal | audit verify [--checkpoint FILE]\n"
+	    "  audit checkpoint FILE     seal, then write the signed head\n"
+	    "  audit list [--actor A] [--action X] [--limit N]\n"
 	    "  purge                     delete expired codes, tokens, ...\n");
 	exit(2);
 }
@@ -55,13 +60,23 @@ ctl_exec(PGconn *db, const char *sql, int n, const char *const *params)
 	return (res);
 }
 
+/*
+ * psd2ctl connects with psd2_ctl_db when set (the operator's role), and
+ * migrate with psd2_migrate_db (the owner's role, migration 083); both
+ * fall back to psd2_db, the service's connection.
+ */
 static PGconn *
-ctl_connect(void)
+ctl_connect(const char *command)
 {
-	PGconn	*db;
-	char	*conninfo;
+	PGconn		*db;
+	const char	*setting;
+	char		*conninfo;
 
-	conninfo = ctl_conninfo(settings_get("db", ""));
+	setting = settings_get("db", "");
+	setting = settings_get("ctl_db", setting);
+	if (strcmp(command, "migrate") == 0)
+		setting = settings_get("migrate_db", settings_get("db", ""));
+	conninfo = ctl_conninfo(setting);
 	db = PQconnectdb(conninfo);
 	free(conninfo);
 	if (PQstatus(db) != CONNECTION_OK) {
@@ -162,7 +177,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());
 
-	db = ctl_connect();
+	db = ctl_connect(argv[0]);
 	if (strcmp(argv[0], "migrate") == 0)
 		rc = ctl_migrate(db);
 	else if (strcmp(argv[0], "sandbox-seed") == 0)
@@ -177,6 +192,8 @@ main(int argc, char **argv)
 		rc = ctl_account(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "device") == 0)
 		rc = argc > 1 ? ctl_device(db, argc - 1, argv + 1) : 2;
+	else if (strcmp(argv[0], "audit") == 0)
+		rc = ctl_audit(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "purge") == 0)
 		rc = ctl_purge(db);
 	else
