@@ -21,6 +21,7 @@
 #include "tpp/tpp.h"
 #include "web/pages.h"
 #include "oauth/password_task.h"
+#include "pis/pis.h"
 
 /*
  * In single-binary mode Kore parses this built-in configuration after
@@ -120,6 +121,7 @@ kore_parent_configure(int argc, char **argv)
 
 	app_load_settings();
 	ais_settings_load();
+	pis_settings_load();
 	app_load_keys("form_keys", &app_form_keys);
 	app_load_keys("totp_keys", &app_totp_keys);
 	app_load_keys("client_keys", &app_client_keys);
@@ -137,6 +139,7 @@ kore_worker_configure(void)
 	kore_pgsql_register(APP_DB, settings_get("db", NULL));
 	respond_install_error_hook();
 	housekeeping_start();
+	pis_decider_start();
 }
 
 int
