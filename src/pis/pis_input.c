@@ -128,7 +128,8 @@ pis_amount(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
 	if (strcmp(cur, "EUR") != 0 || !devcur_displayable(cur)) {
 		pis_input_error(c, 400, "FORMAT_ERROR",
 		    "instructedAmount.currency",
-		    "%s takes EUR only.", in->product);
+		    "instructedAmount.currency: %s takes EUR only.",
+		    in->product);
 		return (-1);
 	}
 	memcpy(in->currency, cur, 4);
