@@ -126,9 +126,13 @@ class Emulator:
         self.counter = 0
 
     def start(self):
-        import shutil
-        shutil.rmtree(self.dir, ignore_errors=True)
-        os.makedirs(self.dir)
+        # The state files (keys, counters, PINs) stay from run to run: the
+        # database remembers each serial's public key, and a daemon does
+        # not use a device that presents another one.
+        os.makedirs(self.dir, exist_ok=True)
+        for f in ("emu.sock", "hold"):
+            if os.path.exists(os.path.join(self.dir, f)):
+                os.unlink(os.path.join(self.dir, f))
         with open(self.conf, "w") as f:
             f.write("psd2_db host=127.0.0.1 dbname=psd2gate user=psd2gate "
                     "sslmode=disable gssencmode=disable\n")
@@ -162,7 +166,7 @@ class Emulator:
                                                 "device", "lsan.supp"))
         env["LD_PRELOAD"] = preload
         env["G_DEBUG"] = ""
-        self.logf = open(self.log_path, "ab")
+        self.logf = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [os.path.join(b, "psd2-emuhost"), "--state", self.dir,
              "--socket", self.sock, "--manufacturer-key",
@@ -243,11 +247,36 @@ def enrol(db, emu, serial, username):
     psd2ctl("device", "assign", serial, username, conf=emu.conf)
 
 
+def _emu0001_key(db, emu):
+    """The test database may remember EMU0001 with the key of an earlier
+    emulator state (a deleted var/test-logs): re-issue the row for the
+    state in use, as replacing a device's key would, and replug it so the
+    daemon records it again."""
+    from cryptography.hazmat.primitives import serialization
+    path = os.path.join(emu.dir, "EMU0001.state")
+    wait_for(lambda: os.path.exists(path), what="EMU0001.state")
+    with open(path) as f:
+        text = f.read()
+    key = serialization.load_pem_private_key(
+        text[text.index("-----BEGIN"):].encode(), None)
+    pub = key.public_key().public_bytes(
+        serialization.Encoding.X962,
+        serialization.PublicFormat.UncompressedPoint)
+    counter = int(text.split("counter ", 1)[1].split()[0])
+    row = sql(db, "SELECT public_key FROM device WHERE serial = 'EMU0001'")
+    if row and bytes(row[0][0]) != pub:
+        sql(db, "UPDATE device SET public_key = %s, last_counter = %s "
+            "WHERE serial = 'EMU0001'", pub, counter)
+        emu.cmd("unplug", "EMU0001")
+        emu.cmd("plug", "EMU0001")
+
+
 @pytest.fixture(scope="session")
 def emulator(service_setup, dbinfo, db):
     emu = Emulator(dbinfo)
     emu.start()
     try:
+        _emu0001_key(db, emu)
         # The sandbox's authenticator, as device/sandbox-up.sh sets it up.
         st = sql(db, "SELECT status FROM device WHERE serial = 'EMU0001'")
         if not st or st[0][0] != "active":
