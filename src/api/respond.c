@@ -14,6 +14,7 @@
 #include "api/respond.h"
 #include "app/app.h"
 #include "common/crypto.h"
+#include "db/db.h"
 
 #define REQUEST_ID_MAX	40
 
@@ -173,23 +174,42 @@ respond_timestamp(char *out, size_t len)
 	snprintf(out, len, "%.19s.%03d+0000", base, ms);
 }
 
+/*
+ * The spec's 500 body. When the database could not be reached at all
+ * (the query never ran), the same body with 503 and Retry-After: the
+ * outage is transient and the client may retry (issue 8).
+ */
 void
 respond_server_error(struct http_request *req, const char *where)
 {
-	char	error_id[37], stamp[40], body[512];
-	int	len;
+	char		 error_id[37], stamp[40], body[512], retry_s[16];
+	const char	*message;
+	int		 len, retry, down, status;
 
+	down = db_unavailable(req, &retry);
 	if (crypto_uuid(error_id) == -1)
 		snprintf(error_id, sizeof(error_id), "%s",
 		    "00000000-0000-4000-8000-000000000000");
 	respond_timestamp(stamp, sizeof(stamp));
-	kore_log(LOG_ERR, "error id=%s errorId=%s path=%s where=%s",
-	    respond_request_id(req), error_id, req->path, where);
+	kore_log(LOG_ERR, "error id=%s errorId=%s path=%s where=%s%s",
+	    respond_request_id(req), error_id, req->path, where,
+	    down ? " cause=database-unavailable" : "");
+	if (down) {
+		status = 503;
+		message = "The service is temporarily unavailable. Please "
+		    "retry later; if the problem persists, contact the system "
+		    "administration and quote the errorId.";
+		snprintf(retry_s, sizeof(retry_s), "%d", retry);
+		http_response_header(req, "retry-after", retry_s);
+	} else {
+		status = 500;
+		message = "An unexpected error occurred. Please contact the "
+		    "system administration and quote the errorId.";
+	}
 	len = snprintf(body, sizeof(body), "{\"errorId\":\"%s\","
-	    "\"timestamp\":\"%s\",\"message\":\"An unexpected error "
-	    "occurred. Please contact the system administration and quote "
-	    "the errorId.\"}", error_id, stamp);
-	respond_raw(req, 500, "application/json", body, (size_t)len);
+	    "\"timestamp\":\"%s\",\"message\":\"%s\"}", error_id, stamp,
+	    message);
+	respond_raw(req, status, "application/json", body, (size_t)len);
 }
 
 void
@@ -249,10 +269,16 @@ respond_kore_error(struct connection *c, int status, struct kore_buf *body,
 	    "\"code\":\"%s\",\"text\":\"%s\"}]}", code, text);
 	*ctype = "application/json";
 
+	/*
+	 * The request this answer is for: the last one on the connection
+	 * that has no answer yet. With pipelining the previous request is
+	 * still listed (answered) while the next one is parsed; an error
+	 * found before the next one exists (bad request line) is not its.
+	 */
 	last = NULL;
 	TAILQ_FOREACH(req, &c->http_requests, olist)
 		last = req;
-	req = last;
+	req = (last != NULL && last->status == 0) ? last : NULL;
 	if (req != NULL && req->path != NULL) {
 		kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d "
 		    "ms=0", respond_request_id(req),

@@ -2,7 +2,8 @@
  * Async query driver over kore_pgsql. The first call of db_query_poll()
  * sends the query (or waits in Kore's queue for a free connection); later
  * calls follow kore_pgsql's states until the result set is kept and the
- * connection released.
+ * connection released. A query that could not run because the database
+ * is unreachable is remembered for respond_server_error() (503).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,17 @@ enum {
 	DBQ_FAILED
 };
 
+/*
+ * The request whose query just failed for want of a connection. Every
+ * handler answers DB_FAILED at once with respond_server_error(), which
+ * asks db_unavailable(); the next query of any request clears it.
+ */
+static struct http_request	*db_unavailable_req;
+
 void
 db_query_begin(struct db_query *q, struct http_request *req, const char *sql)
 {
+	db_unavailable_req = NULL;
 	db_query_end(q);
 	memset(q, 0, sizeof(*q));
 	q->req = req;
@@ -66,30 +75,6 @@ db_param_bin(struct db_query *q, const void *v, size_t len)
 	db_param_add(q, v, len, 1);
 }
 
-static int
-db_send(struct db_query *q)
-{
-	if (!q->bound) {
-		kore_pgsql_init(&q->pg);
-		kore_pgsql_bind_request(&q->pg, q->req);
-		q->bound = 1;
-	}
-	if (!kore_pgsql_setup(&q->pg, APP_DB, KORE_PGSQL_ASYNC)) {
-		/* No free connection: Kore queued us and wakes us later. */
-		if (q->pg.state == KORE_PGSQL_STATE_INIT)
-			return (DB_PENDING);
-		kore_pgsql_logerror(&q->pg);
-		return (DB_FAILED);
-	}
-	if (!kore_pgsql_query_param_fields(&q->pg, q->sql, 0, q->nparams,
-	    (const char **)q->values, q->lengths, q->formats)) {
-		kore_pgsql_logerror(&q->pg);
-		return (DB_FAILED);
-	}
-	q->state = DBQ_SENT;
-	return (DB_PENDING);
-}
-
 static void
 db_unbind(struct db_query *q)
 {
@@ -99,15 +84,53 @@ db_unbind(struct db_query *q)
 	}
 }
 
+/* Not sent: log, release the connection now (a broken one is dropped). */
+static int
+db_send_failed(struct db_query *q)
+{
+	q->unavailable = (q->pg.flags & KORE_PGSQL_UNAVAILABLE) != 0;
+	kore_pgsql_logerror(&q->pg);
+	db_unbind(q);
+	return (DB_FAILED);
+}
+
+static int
+db_send(struct db_query *q)
+{
+	if (!q->bound) {
+		kore_pgsql_init(&q->pg);
+		kore_pgsql_bind_request(&q->pg, q->req);
+		q->bound = 1;
+	}
+	if (!kore_pgsql_setup(&q->pg, APP_DB, KORE_PGSQL_ASYNC)) {
+		/*
+		 * No free connection: Kore queued us (a connection is being
+		 * made, or a busy one will be released) and wakes us later.
+		 */
+		if (q->pg.state == KORE_PGSQL_STATE_INIT)
+			return (DB_PENDING);
+		return (db_send_failed(q));
+	}
+	if (!kore_pgsql_query_param_fields(&q->pg, q->sql, 0, q->nparams,
+	    (const char **)q->values, q->lengths, q->formats))
+		return (db_send_failed(q));
+	q->state = DBQ_SENT;
+	return (DB_PENDING);
+}
+
 enum db_status
 db_query_poll(struct db_query *q)
 {
 	int	rc;
 
+	db_unavailable_req = NULL;
 	switch (q->state) {
 	case DBQ_NEW:
-		if ((rc = db_send(q)) == DB_FAILED)
+		if ((rc = db_send(q)) == DB_FAILED) {
 			q->state = DBQ_FAILED;
+			if (q->unavailable)
+				db_unavailable_req = q->req;
+		}
 		return (rc);
 	case DBQ_DONE:
 		return (DB_READY);
@@ -157,6 +180,19 @@ db_query_end(struct db_query *q)
 	for (i = 0; i < q->nparams; i++)
 		kore_free(q->values[i]);
 	memset(q, 0, sizeof(*q));
+}
+
+int
+db_unavailable(struct http_request *req, int *retry)
+{
+	u_int64_t	ms;
+
+	if (req == NULL || req != db_unavailable_req)
+		return (0);
+	db_unavailable_req = NULL;
+	ms = kore_pgsql_retry_after(APP_DB);
+	*retry = ms > 1000 ? (int)((ms + 999) / 1000) : 1;
+	return (1);
 }
 
 PGresult *

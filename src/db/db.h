@@ -15,7 +15,7 @@
 enum db_status {
 	DB_PENDING,	/* handler returns KORE_RESULT_RETRY */
 	DB_READY,	/* db_result() holds the rows */
-	DB_FAILED	/* logged; answer 500 */
+	DB_FAILED	/* logged; answer with respond_server_error() */
 };
 
 struct db_query {
@@ -29,6 +29,7 @@ struct db_query {
 	int			 formats[DB_PARAMS_MAX];
 	int			 state;
 	int			 bound;
+	int			 unavailable;
 };
 
 /* Text parameters; NULL is SQL NULL. Copies the values. */
@@ -39,6 +40,14 @@ void		 db_param_int(struct db_query *, long long);
 void		 db_param_bin(struct db_query *, const void *, size_t);
 enum db_status	 db_query_poll(struct db_query *);
 void		 db_query_end(struct db_query *);
+
+/*
+ * Right after DB_FAILED: 1 when the query of this request did not run
+ * because no working database connection could be had (Kore's pgsql
+ * layer reconnects with a backoff, conf/kore-patches/0020), with the
+ * seconds until the next connection attempt (at least 1) in *retry.
+ */
+int		 db_unavailable(struct http_request *, int *);
 
 PGresult	*db_result(struct db_query *);
 int		 db_rows(struct db_query *);
