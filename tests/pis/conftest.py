@@ -289,6 +289,11 @@ def emulator(service_setup, dbinfo, db):
         yield emu
     finally:
         emu.stop()
+    found = [m for m in psd2lib.SANITIZER_MARKERS if m in emu.log_text()]
+    if found:
+        pytest.fail("sanitizer report in %s (%s)" % (emu.log_path,
+                                                    ", ".join(found)),
+                    pytrace=False)
 
 
 # --------------------------------------------------------------------------
