@@ -256,6 +256,12 @@ BEGIN
 		    NULL)::pis_result;
 	END IF;
 	SELECT * INTO a FROM payment_authorisation WHERE payment_id = p.id;
+	-- The reads write only the x-request-id mark: committed as the AIS
+	-- reads commit it (asynchronously, see migrations/010_ais.sql), so
+	-- a TPP polling the status costs no flush. A cancellation is durable.
+	IF p_action <> 'cancel' THEN
+		PERFORM set_config('synchronous_commit', 'off', true);
+	END IF;
 
 	IF p_action = 'payment' THEN
 		body := json_build_object(
