@@ -34,6 +34,8 @@
 
 #include <kore.h>
 
+#include <jansson.h>
+
 #include "common/encoding.h"
 #include "common/settings.h"
 #include "devframe.h"
@@ -51,8 +53,6 @@ static const char sql_outcomes[] =
     "amount_minor, currency, creditor_name, creditor_iban, changed, "
     "public_key, last_counter, device_ok, payment_xmin, challenge_xmin "
     "FROM pis_outcomes($1)";
-static const char sql_decide[] =
-    "SELECT pis_decide($1, $2, $3, $4, $5, $6, $7)";
 static const char sql_cycle_end[] = "SELECT 1";
 
 static struct {
@@ -156,59 +156,83 @@ decide_verify(PGresult *res, int row, long long *counter)
 	return (NULL);
 }
 
-struct decide_ctx {
-	char	payment[37];
-	char	reason[32];
-};
+/*
+ * The decisions of one batch go to PostgreSQL in one statement, so one
+ * transaction and one commit flush for every outcome that arrived
+ * together (many presses at once), not one each. pis_decide() locks each
+ * payment in the order of pis_outcomes() (oldest outcome first), the
+ * same order in every instance.
+ */
+static const char sql_decide_batch[] =
+    "SELECT x.p, x.r, pis_decide(x.p, x.c, x.px, x.cx, x.r, x.d, x.n) "
+    "FROM jsonb_to_recordset($1::jsonb) AS x(p uuid, c uuid, px text, "
+    "cx text, r text, d text, n bigint)";
 
 static void
 decide_done(PGresult *res, void *arg)
 {
-	struct decide_ctx	*x = arg;
-	const char		*r;
+	const char	*r, *why;
+	int		 row;
 
-	if (res == NULL || PQntuples(res) != 1) {
+	(void)arg;
+	if (res == NULL) {
 		D.again = 1;
-	} else {
-		r = PQgetvalue(res, 0, 0);
+		return;
+	}
+	for (row = 0; row < PQntuples(res); row++) {
+		r = PQgetvalue(res, row, 2);
+		why = PQgetisnull(res, row, 1) ? "refused at the decision" :
+		    PQgetvalue(res, row, 1);
 		if (strcmp(r, "stale") == 0)
 			D.again = 1;
 		if (strcmp(r, "RJCT") == 0)
 			kore_log(LOG_INFO, "pis: payment %s RJCT (%s)",
-			    x->payment, x->reason[0] ? x->reason :
-			    "refused at the decision");
+			    PQgetvalue(res, row, 0), why);
 		else
-			kore_log(LOG_INFO, "pis: payment %s %s", x->payment,
-			    strcmp(r, "decided") == 0 ?
+			kore_log(LOG_INFO, "pis: payment %s %s",
+			    PQgetvalue(res, row, 0), strcmp(r, "decided") == 0 ?
 			    "already decided elsewhere" : r);
 	}
-	kore_free(x);
+}
+
+/* One outcome's verdict as an element of the batch. */
+static json_t *
+decide_row(PGresult *res, int row)
+{
+	const char	*reason;
+	long long	 cnt;
+
+	reason = decide_verify(res, row, &cnt);
+	return (json_pack("{s:s, s:s, s:s, s:s, s:s?, s:s?, s:o}",
+	    "p", PQgetvalue(res, row, 0), "c", PQgetvalue(res, row, 1),
+	    "px", PQgetvalue(res, row, 14), "cx", PQgetvalue(res, row, 15),
+	    "r", reason, "d", reason != NULL &&
+	    strcmp(reason, "payment changed") == 0 ?
+	    "payment row differs from the challenge" : NULL,
+	    "n", cnt >= 0 ? json_integer(cnt) : json_null()));
 }
 
 static void
-decide_row(PGresult *res, int row)
+decide_batch(PGresult *res)
 {
-	struct decide_ctx	*x;
-	const char		*p[7], *reason;
-	char			 counter[24];
-	long long		 cnt;
+	json_t		*batch, *one;
+	const char	*p[1];
+	char		*text;
+	int		 row;
 
-	reason = decide_verify(res, row, &cnt);
-	snprintf(counter, sizeof(counter), "%lld", cnt);
-	x = kore_calloc(1, sizeof(*x));
-	snprintf(x->payment, sizeof(x->payment), "%s", PQgetvalue(res, row,
-	    0));
-	snprintf(x->reason, sizeof(x->reason), "%s", reason ? reason : "");
-	p[0] = PQgetvalue(res, row, 0);
-	p[1] = PQgetvalue(res, row, 1);
-	p[2] = PQgetvalue(res, row, 14);
-	p[3] = PQgetvalue(res, row, 15);
-	p[4] = reason;
-	p[5] = reason == NULL ? NULL : strcmp(reason, "payment changed") == 0 ?
-	    "payment row differs from the challenge" : NULL;
-	p[6] = cnt >= 0 ? counter : NULL;
-	if (pgconn_query(sql_decide, 7, p, decide_done, x) == -1)
-		kore_free(x);
+	batch = json_array();
+	for (row = 0; row < PQntuples(res); row++) {
+		if ((one = decide_row(res, row)) != NULL)
+			json_array_append_new(batch, one);
+	}
+	text = json_array_size(batch) > 0 ?
+	    json_dumps(batch, JSON_COMPACT) : NULL;
+	json_decref(batch);
+	if (text == NULL)
+		return;
+	p[0] = text;
+	(void)pgconn_query(sql_decide_batch, 1, p, decide_done, NULL);
+	free(text);
 }
 
 static void
@@ -234,15 +258,12 @@ decide_unbooked_done(void *arg)
 static void
 decide_outcomes(PGresult *res, void *arg)
 {
-	int	row;
-
 	(void)arg;
 	if (res == NULL) {
 		D.running = 0;
 		return;
 	}
-	for (row = 0; row < PQntuples(res); row++)
-		decide_row(res, row);
+	decide_batch(res);
 	if (PQntuples(res) == DECIDE_BATCH)
 		D.again = 1;
 	/* After the decisions (one connection, queries in order). */
