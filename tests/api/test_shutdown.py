@@ -1,12 +1,13 @@
-"""SIGTERM stops psd2gate at once, also when it lands while a worker is
-busy.
+"""SIGTERM stops psd2gate at once: right after start-up, and while a
+worker is busy (Kore patch 0030).
 
-Kore 4.1's worker loop shortened its wait for a pending signal only while
-it had no timer; worker 1 runs the housekeeping timer (every 60 s here),
-so a SIGTERM that arrived while that worker was busy, with no traffic
-after it, waited for the next timer: the worker stayed up to a minute
-after its parent asked it to go (patch 0030). Each trial lands the signal
-in the middle of a burst of requests that arrive at once and then stop."""
+A stop sent while the workers were still starting was lost by a worker
+that had just forked (it cleared the pending signal when it installed
+its handlers): that worker waited for events forever and the parent for
+it. A SIGTERM that landed while worker 1 (the one with the housekeeping
+timer) was busy was seen only at its next timer. Each trial starts an
+instance, which answers /health as soon as its first worker runs, and
+lands the signal inside a burst of requests that arrive at once."""
 
 import random
 import socket
