@@ -357,6 +357,31 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
 	    ELSE 'device error' END;
 $$;
 
+-- The payments the decider may have to decide, found by index
+-- (migrations/071): device authorisations not final whose deadline has
+-- passed (whatever their challenge did: a decision missed while the
+-- service was down is among them), challenges that ended in the last
+-- quarter of an hour (a deadline is at most 600 s away, so anything
+-- older is in the first set), and open challenges of a device no longer
+-- active for its PSU. The callers check each under the payment's lock.
+CREATE OR REPLACE FUNCTION pis_candidates()
+RETURNS TABLE (payment_id uuid) LANGUAGE sql STABLE AS $$
+	SELECT a.payment_id FROM payment_authorisation a
+	WHERE a.sca_status IN ('received', 'started') AND a.deadline <= now()
+	    AND a.method = 'device'
+	UNION
+	SELECT a.payment_id FROM device_challenge c
+	JOIN payment_authorisation a ON a.challenge_id = c.id
+	WHERE c.status IN ('done', 'failed', 'cancelled')
+	    AND c.finished_at >= now() - interval '15 minutes'
+	UNION
+	SELECT a.payment_id FROM device d
+	JOIN device_challenge c ON c.device_serial = d.serial
+	    AND c.status IN ('pending', 'claimed')
+	JOIN payment_authorisation a ON a.challenge_id = c.id
+	WHERE d.status <> 'active' OR d.psu_id IS DISTINCT FROM c.psu_id;
+$$;
+
 -- The decisions that need no signature, each payment in its own row lock
 -- (SKIP LOCKED: another instance deciding it now is left alone):
 --	a challenge failed (daemon, psd2ctl) or cancelled by someone else
@@ -379,7 +404,8 @@ BEGIN
 	FOR r IN SELECT p.id, c.id AS cid, c.status, c.failure_reason,
 	    c.finished_at > c.deadline AS late, c.deadline <= now() AS past,
 	    d.status = 'active' AND d.psu_id = c.psu_id AS device_ok
-	    FROM payment p
+	    FROM pis_candidates() k
+	    JOIN payment p ON p.id = k.payment_id
 	    JOIN payment_authorisation a ON a.payment_id = p.id
 	    JOIN device_challenge c ON c.id = a.challenge_id
 	    JOIN device d ON d.serial = c.device_serial
@@ -451,7 +477,8 @@ LANGUAGE sql STABLE AS $$
 	    d.public_key, d.last_counter,
 	    d.status = 'active' AND d.psu_id = c.psu_id,
 	    p.xmin::text, c.xmin::text
-	FROM payment p
+	FROM pis_candidates() k
+	JOIN payment p ON p.id = k.payment_id
 	JOIN payment_authorisation a ON a.payment_id = p.id
 	JOIN device_challenge c ON c.id = a.challenge_id
 	JOIN device d ON d.serial = c.device_serial
