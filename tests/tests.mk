@@ -21,10 +21,11 @@ T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
 T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-build test-layout test-unit test-kore test-device \
-		   test-migrate test-api test-browser test-ais test-tpp-unit \
-		   test-tpp test-staff test-prod test-fuzz sanitize-test
-T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-tpp-unit \
-		   test-staff
+		   test-migrate test-api test-browser test-ais test-pis \
+		   test-tpp-unit test-tpp test-staff test-prod test-fuzz \
+		   sanitize-test
+T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-pis \
+		   test-tpp-unit test-staff
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
 test-api: all

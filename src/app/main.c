@@ -22,6 +22,7 @@
 #include "tpp/tpp.h"
 #include "web/pages.h"
 #include "oauth/password_task.h"
+#include "pis/pis.h"
 
 /*
  * In single-binary mode Kore parses this built-in configuration after
@@ -137,6 +138,7 @@ kore_parent_configure(int argc, char **argv)
 
 	app_load_settings();
 	ais_settings_load();
+	pis_settings_load();
 	app_load_keys("form_keys", &app_form_keys);
 	app_load_keys("totp_keys", &app_totp_keys);
 	app_load_keys("client_keys", &app_client_keys);
@@ -156,6 +158,7 @@ kore_worker_configure(void)
 	respond_install_error_hook();
 	housekeeping_start();
 	audit_sealer_start();
+	pis_decider_start();
 }
 
 int

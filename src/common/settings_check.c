@@ -82,6 +82,10 @@ static const struct setting_rule	rules[] = {
 	{ "device_rescan_ms", SET_INT, 10, 600000, NULL },
 	{ "device_hotplug", SET_BOOL, 0, 0, NULL },
 	{ "device_busy_retry_ms", SET_INT, 1, 600000, NULL },
+	/* Payment initiation: the device challenge's deadline (a device
+	 * counts at most 600 s, PROTOCOL.md 5.3; the daemon needs 2 s). */
+	{ "pis_sca_seconds", SET_INT, 3, 600, NULL },
+	{ "pis_sweep_ms", SET_INT, 100, 60000, NULL },
 };
 
 static const char *const	role_names[] = {
