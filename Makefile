@@ -53,7 +53,7 @@ CTL_OBJ = $(CTL_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
 
 EMBED = $(BUILD)/bin/psd2-embed
 TEMPLATES = $(sort $(wildcard templates/*.html))
-ASSETS = $(sort $(wildcard assets/*.css assets/i18n/*.json))
+ASSETS = $(sort $(wildcard assets/*.css assets/i18n/*.json)) assets/openapi.json
 MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql)) \
 	$(sort $(wildcard src/db/functions/*.sql)) \
 	$(sort $(wildcard src/db/repairs/*.sql))

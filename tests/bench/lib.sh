@@ -16,7 +16,9 @@ bench_fail() {
 # is "no"; then unsigned requests hold the AIS role only (they hold none
 # unless a configuration names it).
 bench_conf() {
-	sed -e "s/127.0.0.1 8080/127.0.0.1 $2/" \
+	# No staff listener (conf/staff.conf): two instances would both bind it.
+	sed -e '/^server staff {/,/^}/d' -e '/^include staff.conf/d' \
+	    -e "s/127.0.0.1 8080/127.0.0.1 $2/" \
 	    -e "s/port=54329/port=$PGPORT/" \
 	    -e 's/^psd2_login_rate_per_minute.*/psd2_login_rate_per_minute	0/' \
 	    -e "s/^psd2_signing_required.*/psd2_signing_required	$3/" \
