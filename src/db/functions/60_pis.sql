@@ -371,7 +371,9 @@ CREATE OR REPLACE FUNCTION pis_failure_reason(p_failure text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
 	SELECT CASE
 	    WHEN p_failure = 'device unplugged' THEN 'device unplugged'
-	    WHEN p_failure = 'device blocked' THEN 'device blocked'
+	    -- staff (psd2ctl, the staff pages) took the device away
+	    WHEN p_failure IN ('device blocked', 'device unassigned',
+		'device retired') THEN 'device blocked'
 	    WHEN p_failure = 'device refused: PIN locked' THEN 'PIN locked'
 	    WHEN p_failure = 'device refused: challenge changed'
 		THEN 'payment changed'
