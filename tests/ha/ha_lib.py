@@ -1,0 +1,125 @@
+"""Instances of psd2gate with a metrics listener, on ports of this suite:
+PSD2_HA_PORT and the following ones when set, else free ones from the
+kernel."""
+
+import os
+import re
+import socket
+import subprocess
+
+import requests
+
+import psd2lib
+from psd2lib import LOG_DIR, TOP, Server, suite_label
+
+PROMTOOL = "/usr/bin/promtool"
+_ports = {}
+
+
+def ha_port(n):
+    """The suite's port number n (the same all session)."""
+    if os.environ.get("PSD2_HA_PORT"):
+        return int(os.environ["PSD2_HA_PORT"]) + n
+    if n not in _ports:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            _ports[n] = s.getsockname()[1]
+    return _ports[n]
+
+
+def instance_conf(name, port, metrics_port, extra=""):
+    """conf/test.conf on port, with the metrics listener of
+    conf/metrics.conf on metrics_port (absolute paths, under
+    var/test-logs/)."""
+    cdir = os.path.join(TOP, "conf")
+    out = []
+    with open(os.path.join(cdir, "test.conf")) as f:
+        for line in f:
+            words = line.split()
+            if words[:1] == ["bind"] and len(words) == 3:
+                line = line.replace(words[2], str(port))
+            elif words[:1] == ["include"] and len(words) == 2:
+                line = "include %s\n" % os.path.join(cdir, words[1])
+            elif len(words) == 2 and words[0].startswith("psd2_") and \
+                    words[1].startswith(("./", "../")):
+                line = "%s %s\n" % (words[0], os.path.normpath(
+                    os.path.join(cdir, words[1])))
+            out.append(line)
+    out.append("server metrics {\n\tbind\t127.0.0.1 %d\n\ttls\tno\n}\n"
+               % metrics_port)
+    out.append("include %s\n" % os.path.join(cdir, "metrics.conf"))
+    out.append(extra)
+    os.makedirs(LOG_DIR, exist_ok=True)
+    path = os.path.join(LOG_DIR, "%s-%s.conf" % (suite_label(), name))
+    with open(path, "w") as f:
+        f.writelines(out)
+    return path
+
+
+class Instance(Server):
+    """A psd2gate with its metrics listener."""
+
+    def __init__(self, name, port, metrics_port, extra=""):
+        super().__init__(instance_conf(name, port, metrics_port, extra),
+                         port, name)
+        self.metrics_url = "http://127.0.0.1:%d/metrics" % metrics_port
+
+    def scrape(self):
+        r = requests.get(self.metrics_url, timeout=10)
+        assert r.status_code == 200, (r.status_code, r.text[:300])
+        assert r.headers["Content-Type"].startswith("text/plain; "
+                                                    "version=0.0.4")
+        return r.text
+
+
+def promtool_check(text):
+    """promtool check metrics (lint included): exit 0, nothing said."""
+    p = subprocess.run([PROMTOOL, "check", "metrics"], input=text,
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and not p.stdout.strip() and \
+        not p.stderr.strip(), (p.returncode, p.stdout, p.stderr)
+
+
+SAMPLE_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def samples(text):
+    """{(name, frozenset(labels)): value} of an exposition."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE_RE.match(line)
+        assert m, line
+        labels = frozenset(LABEL_RE.findall(m.group(3) or ""))
+        key = (m.group(1), labels)
+        assert key not in out, "sample twice: %s" % line
+        out[key] = float(m.group(4))
+    return out
+
+
+def value(s, name, **labels):
+    return s.get((name, frozenset(labels.items())), 0.0)
+
+
+def total(s, name, **labels):
+    """Sum over every sample of name whose labels include labels."""
+    want = set(labels.items())
+    return sum(v for (n, ls), v in s.items() if n == name and want <= ls)
+
+
+def worker_pids_in_log(text, path):
+    """Workers whose request lines for path are in the log: Kore writes
+    '[wrk N]: ' before each line of worker N."""
+    found = set()
+    for line in text.splitlines():
+        m = re.search(r"\[wrk (\d+)\]: request id=\S+ method=\S+ path=(\S+)",
+                      line)
+        if m and m.group(2) == path:
+            found.add(m.group(1))
+    return found
+
+
+__all__ = ["Instance", "ha_port", "promtool_check", "samples", "value",
+           "total", "worker_pids_in_log", "psd2lib"]
