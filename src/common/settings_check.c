@@ -70,6 +70,7 @@ static const struct setting_rule	rules[] = {
 	{ "device_rescan_ms", SET_INT, 10, 600000, NULL },
 	{ "device_hotplug", SET_BOOL, 0, 0, NULL },
 	{ "device_busy_retry_ms", SET_INT, 1, 600000, NULL },
+	{ "device_metrics_file", SET_PATH, 0, 0, NULL },
 };
 
 static const char *const	role_names[] = {

@@ -121,5 +121,92 @@ def worker_pids_in_log(text, path):
     return found
 
 
-__all__ = ["Instance", "ha_port", "promtool_check", "samples", "value",
-           "total", "worker_pids_in_log", "psd2lib"]
+
+
+class Daemon:
+    """psd2-deviced inside the emulator harness (as device/sandbox-up.sh
+    starts it) with emulated authenticators, on the test database, writing
+    its metrics file."""
+
+    def __init__(self, name, serials, db=None):
+        self.name = name
+        self.serials = list(serials)
+        self.dir = os.path.join(LOG_DIR, "%s-%s" % (suite_label(), name))
+        os.makedirs(self.dir, exist_ok=True)
+        self.metrics_path = os.path.join(self.dir, "deviced.prom")
+        self.sock = os.path.join(self.dir, "emu.sock")
+        self.log_path = os.path.join(self.dir, "emu.log")
+        self.conf = os.path.join(self.dir, "psd2-deviced.conf")
+        dbs = db or "host=127.0.0.1 dbname=psd2gate user=psd2gate " \
+            "sslmode=disable gssencmode=disable"
+        with open(self.conf, "w") as f:
+            f.write("psd2_db\t%s\n"
+                    "psd2_device_vidpid\t1209:0001\n"
+                    "psd2_device_manufacturer_ca\t%s\n"
+                    "psd2_device_host\t%s\n"
+                    "psd2_device_lease_seconds\t30\n"
+                    "psd2_device_metrics_file\t%s\n" % (
+                        dbs, os.path.join(TOP, "device", "testkeys",
+                                          "manufacturer-test-ca.pem"),
+                        name, self.metrics_path))
+        self.proc = None
+
+    def start(self):
+        for p in (self.sock, self.metrics_path):
+            if os.path.exists(p):
+                os.unlink(p)
+        env = dict(psd2lib.sanitizer_env(),
+                   LD_PRELOAD="libumockdev-preload.so.0")
+        b = psd2lib.bin_dir()
+        self.logf = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [os.path.join(b, "psd2-emuhost"), "--state", self.dir,
+             "--socket", self.sock, "--manufacturer-key",
+             os.path.join(TOP, "device", "testkeys",
+                          "manufacturer-test-key.pem"),
+             ",".join(self.serials), "--",
+             os.path.join(b, "psd2-deviced"), "--foreground", "--conf",
+             self.conf], cwd=TOP, env=env, stdout=self.logf,
+            stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def emu(self, *args):
+        env = dict(os.environ, PSD2_EMU_SOCKET=self.sock)
+        return subprocess.run([os.path.join(psd2lib.bin_dir(), "psd2-emu")]
+                              + list(args), env=env, capture_output=True,
+                              text=True, timeout=20)
+
+    def metrics(self):
+        try:
+            with open(self.metrics_path) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, 15)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait(5)
+        self.proc = None
+        self.logf.close()
+
+
+def wait_for(fn, timeout, what, step=0.1):
+    import time
+    deadline = time.time() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.time() > deadline:
+            raise AssertionError("timed out (%d s) waiting for %s" %
+                                 (timeout, what))
+        time.sleep(step)
