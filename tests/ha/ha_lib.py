@@ -210,3 +210,58 @@ def wait_for(fn, timeout, what, step=0.1):
             raise AssertionError("timed out (%d s) waiting for %s" %
                                  (timeout, what))
         time.sleep(step)
+
+
+class HAProxy:
+    """Debian's HAProxy in the foreground, round robin over servers
+    [(name, port)], no health checks (a check would take a turn of the
+    rotation); every answer names its instance in X-Served-By."""
+
+    def __init__(self, name, port, servers, stats_port=None):
+        self.port = port
+        self.url = "http://127.0.0.1:%d" % port
+        self.dir = os.path.join(LOG_DIR, "%s-%s" % (suite_label(), name))
+        os.makedirs(self.dir, exist_ok=True)
+        self.cfg = os.path.join(self.dir, "haproxy.cfg")
+        self.log_path = os.path.join(self.dir, "haproxy.log")
+        lines = ["global", "\tmaxconn 512", "",
+                 "defaults", "\tmode http", "\ttimeout connect 5s",
+                 "\ttimeout client 30s", "\ttimeout server 30s", "",
+                 "frontend psd2", "\tbind 127.0.0.1:%d" % port,
+                 "\tdefault_backend psd2gate", "",
+                 "backend psd2gate", "\tbalance roundrobin",
+                 "\thttp-response set-header X-Served-By %[srv_name]"]
+        for sname, sport in servers:
+            lines.append("\tserver %s 127.0.0.1:%d" % (sname, sport))
+        if stats_port:
+            lines += ["", "frontend stats",
+                      "\tbind 127.0.0.1:%d" % stats_port,
+                      "\thttp-request use-service prometheus-exporter "
+                      "if { path /metrics }"]
+        with open(self.cfg, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        self.proc = None
+
+    def start(self):
+        p = subprocess.run(["/usr/sbin/haproxy", "-c", "-f", self.cfg],
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0, p.stdout + p.stderr
+        self.logf = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(["/usr/sbin/haproxy", "-db", "-f",
+                                      self.cfg], stdout=self.logf,
+                                     stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        wait_for(lambda: psd2lib.port_open(self.port), 10,
+                 "HAProxy listening")
+        return self
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None
+        self.logf.close()
