@@ -265,3 +265,138 @@ class HAProxy:
                 self.proc.wait(5)
         self.proc = None
         self.logf.close()
+
+
+class TokenLoad:
+    """Refresh grants and signed AIS calls in threads against base (a
+    callable, so a test may point them elsewhere). Each chain refreshes its
+    own token line: a 200 answer's tokens are recorded as committed (the
+    client saw them); after a 503 (the query did not run) the same refresh
+    token is sent again; after any other failure the chain stops (the
+    grant may or may not have committed: its old token may be spent)."""
+
+    def __init__(self, base, client, grants, signer, pause=0.02):
+        import threading
+        self.base = base
+        self.client = client
+        self.signer = signer
+        self.pause = pause
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.results = []       # (kind, t0, t1, status, body, exc)
+        self.issued = [dict(g) for g in grants]
+        self.chains = [dict(g) for g in grants]
+        self.threads = [threading.Thread(target=self._chain, args=(i,),
+                                         daemon=True)
+                        for i in range(len(grants))]
+        self.threads.append(threading.Thread(target=self._ais, daemon=True))
+
+    def _record(self, kind, t0, r, exc):
+        import time
+        with self.lock:
+            self.results.append((kind, t0, time.monotonic(),
+                                 r.status_code if r is not None else None,
+                                 r.text[:300] if r is not None else None,
+                                 exc))
+
+    def _chain(self, i):
+        import time
+        while not self.stop.is_set():
+            t0 = time.monotonic()
+            try:
+                r = requests.post(self.base() + "/auth/oauth/token", data={
+                    "grant_type": "refresh_token",
+                    "refresh_token": self.chains[i]["refresh_token"]},
+                    auth=(self.client.client_id, self.client.secret),
+                    timeout=10)
+                exc = None
+            except requests.RequestException as e:
+                r, exc = None, e
+            self._record("refresh", t0, r, exc)
+            if r is not None and r.status_code == 200:
+                tok = r.json()
+                psd2lib.register_tokens(tok, self.client)
+                with self.lock:
+                    self.issued.append(tok)
+                    self.chains[i] = tok
+            elif r is None or r.status_code != 503:
+                return
+            time.sleep(self.pause)
+
+    def _ais(self):
+        import time
+        while not self.stop.is_set():
+            with self.lock:
+                tok = self.chains[0]["access_token"]
+            h = {"Content-Type": "application/json",
+                 "PSU-IP-Address": "192.0.2.10",
+                 "Authorization": "Bearer " + tok}
+            t0 = time.monotonic()
+            try:
+                r = self.signer.for_token(tok).request(
+                    "GET", self.base() + psd2lib.ACCOUNT_LIST, headers=h,
+                    timeout=10)
+                exc = None
+            except requests.RequestException as e:
+                r, exc = None, e
+            self._record("ais", t0, r, exc)
+            time.sleep(self.pause * 5)
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(20)
+
+    def between(self, start, end):
+        with self.lock:
+            return [x for x in self.results if x[1] >= start and
+                    x[2] <= end]
+
+    def missing_tokens(self, dbinfo):
+        """Tokens a client saw issued that the database does not have."""
+        import hashlib
+        import psycopg2
+        want = set()
+        for t in self.issued:
+            for k in ("access_token", "refresh_token"):
+                want.add(hashlib.sha256(t[k].encode()).digest())
+        conn = psycopg2.connect(dbinfo)
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT token_hash FROM token WHERE token_hash = "
+                        "ANY(%s)", ([psycopg2.Binary(h) for h in want],))
+            have = {bytes(r[0]) for r in cur.fetchall()}
+        finally:
+            conn.close()
+        return want - have
+
+
+def make_grants(base, client, n):
+    """n token grants of client, each through a PSU of its own (one TOTP
+    step per PSU)."""
+    from psd2lib import exchange_code, make_psu, run_code_flow
+    out = []
+    for _ in range(n):
+        psu = make_psu(1)
+        code, _, _, _ = run_code_flow(client, psu, base=base)
+        r = exchange_code(client, code, base=base)
+        assert r.status_code == 200, r.text
+        out.append(r.json())
+    return out
+
+
+def error_answer(status, body):
+    """The documented answers while the database is away: 503 (did not
+    run) or 500 (broken during the query), with the spec's error body."""
+    import json
+    if status not in (500, 503):
+        return False
+    try:
+        return set(json.loads(body)) == {"errorId", "timestamp", "message"}
+    except ValueError:
+        return False
