@@ -27,7 +27,7 @@ def ha_port(n):
     return _ports[n]
 
 
-def instance_conf(name, port, metrics_port, extra=""):
+def instance_conf(name, port, metrics_port, extra="", db=None):
     """conf/test.conf on port, with the metrics listener of
     conf/metrics.conf on metrics_port (absolute paths, under
     var/test-logs/)."""
@@ -44,6 +44,8 @@ def instance_conf(name, port, metrics_port, extra=""):
                     words[1].startswith(("./", "../")):
                 line = "%s %s\n" % (words[0], os.path.normpath(
                     os.path.join(cdir, words[1])))
+            elif words[:1] == ["psd2_db"] and db is not None:
+                line = "psd2_db\t%s\n" % db
             out.append(line)
     out.append("server metrics {\n\tbind\t127.0.0.1 %d\n\ttls\tno\n}\n"
                % metrics_port)
@@ -59,8 +61,8 @@ def instance_conf(name, port, metrics_port, extra=""):
 class Instance(Server):
     """A psd2gate with its metrics listener."""
 
-    def __init__(self, name, port, metrics_port, extra=""):
-        super().__init__(instance_conf(name, port, metrics_port, extra),
+    def __init__(self, name, port, metrics_port, extra="", db=None):
+        super().__init__(instance_conf(name, port, metrics_port, extra, db),
                          port, name)
         self.metrics_url = "http://127.0.0.1:%d/metrics" % metrics_port
 
@@ -400,3 +402,62 @@ def error_answer(status, body):
         return set(json.loads(body)) == {"errorId", "timestamp", "message"}
     except ValueError:
         return False
+
+
+class PgPair:
+    """tests/ha/pgpair.sh: a primary with a synchronous standby, a WAL
+    archive; ports from PSD2_HA_PGPORT (primary; the standby the next
+    one) or free ones."""
+
+    def __init__(self, name):
+        self.dir = os.path.join(TOP, "var", "%s-%s" % (suite_label(), name))
+        if os.environ.get("PSD2_HA_PGPORT"):
+            self.pport = int(os.environ["PSD2_HA_PGPORT"])
+            self.sport = self.pport + 1
+        else:
+            self.pport, self.sport = ha_port(30), ha_port(31)
+
+    def run(self, *args, timeout=180):
+        p = subprocess.run(["sh", os.path.join(TOP, "tests", "ha",
+                                               "pgpair.sh"), self.dir,
+                            str(self.pport), str(self.sport)] +
+                           [str(a) for a in args], capture_output=True,
+                           text=True, timeout=timeout, cwd=TOP)
+        assert p.returncode == 0, (args, p.stdout, p.stderr)
+        return p.stdout
+
+    def dsn(self, port):
+        return ("host=127.0.0.1 port=%d dbname=psd2gate user=psd2gate "
+                "sslmode=disable gssencmode=disable" % port)
+
+    def multihost(self):
+        """Both, the writable one wins (libpq tries them in order)."""
+        return ("host=127.0.0.1,127.0.0.1 port=%d,%d dbname=psd2gate "
+                "user=psd2gate target_session_attrs=read-write "
+                "connect_timeout=2 sslmode=disable gssencmode=disable" %
+                (self.pport, self.sport))
+
+    def psd2ctl(self, *args, port=None):
+        """psd2ctl against one cluster of the pair (conf/test.conf names
+        no port: libpq takes PGPORT)."""
+        old = os.environ.get("PGPORT")
+        os.environ["PGPORT"] = str(port or self.pport)
+        try:
+            return psd2lib.psd2ctl(*args)
+        finally:
+            os.environ["PGPORT"] = old
+
+
+class on_port:
+    """Within: psd2ctl, make_client and make_psu use the cluster on port
+    (libpq's PGPORT)."""
+
+    def __init__(self, port):
+        self.port = str(port)
+
+    def __enter__(self):
+        self.old = os.environ.get("PGPORT")
+        os.environ["PGPORT"] = self.port
+
+    def __exit__(self, *exc):
+        os.environ["PGPORT"] = self.old
