@@ -34,6 +34,11 @@ test-api: all
 test-ha: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=ha$(T_SUFFIX) $(T_RUN) ha
 
+# make soak: not part of make test (10 minutes by default; SOAK_SECONDS).
+soak: all
+	@sh tests/pgcluster.sh run env PSD2_SUITE_LABEL=soak \
+	    PSD2_BIN_DIR=$(BUILD)/bin /usr/bin/python3 tests/soak/soak.py
+
 test-browser: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=browser$(T_SUFFIX) \
 	    $(T_RUN) browser
@@ -75,7 +80,7 @@ test-fuzz:
 	done; \
 	test $$fail -eq 0
 
-.PHONY: test test-api test-ha test-browser test-layout test-migrate sanitize-test \
+.PHONY: soak test test-api test-ha test-browser test-layout test-migrate sanitize-test \
 	test-fuzz test-build
 
 .DEFAULT_GOAL	:= $(T_SAVED_GOAL)
