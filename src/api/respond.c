@@ -272,10 +272,16 @@ respond_kore_error(struct connection *c, int status, struct kore_buf *body,
 	    "\"code\":\"%s\",\"text\":\"%s\"}]}", code, text);
 	*ctype = "application/json";
 
+	/*
+	 * The request this answer is for: the last one on the connection
+	 * that has no answer yet. With pipelining the previous request is
+	 * still listed (answered) while the next one is parsed; an error
+	 * found before the next one exists (bad request line) is not its.
+	 */
 	last = NULL;
 	TAILQ_FOREACH(req, &c->http_requests, olist)
 		last = req;
-	req = last;
+	req = (last != NULL && last->status == 0) ? last : NULL;
 	if (req != NULL && req->path != NULL) {
 		kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d "
 		    "ms=0", respond_request_id(req),

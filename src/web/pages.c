@@ -165,9 +165,9 @@ pages_query_without_lang(const char *in, char *out, size_t len)
 }
 
 /*
- * Links to the same page in each language. Only GET pages get them: a
- * page answering a POST carries the language in its forms instead, and a
- * link would leave the flow.
+ * Links to the same page in each language. Only GET (and HEAD) pages get
+ * them: a page answering a POST carries the language in its forms
+ * instead, and a link would leave the flow.
  */
 static json_t *
 pages_switch_links(struct http_request *req, const char *current)
@@ -178,7 +178,7 @@ pages_switch_links(struct http_request *req, const char *current)
 	int		 len;
 
 	links = json_array();
-	if (req->method != HTTP_METHOD_GET)
+	if (req->method != HTTP_METHOD_GET && req->method != HTTP_METHOD_HEAD)
 		return (links);
 	pages_query_without_lang(req->query_string, query, sizeof(query));
 	for (i = 0; i < 3; i++) {

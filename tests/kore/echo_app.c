@@ -18,7 +18,7 @@
  *   /static  200 "ok"
  *
  * http_error_body_hook is set to answer every Kore error with a
- * Berlin Group style JSON body.
+ * Berlin Group style JSON body. Each worker arms a 60 s no-op timer.
  */
 
 #include <sys/types.h>
@@ -40,6 +40,7 @@ void	kore_worker_configure(void);
 
 static void	echo_error_body(struct connection *, int, struct kore_buf *,
 		    const char **);
+static void	echo_timer(void *, u_int64_t);
 
 /* Single-binary mode: Kore writes this out and parses it after us. */
 u_int8_t	asset_builtin_kore_conf[] = "\n";
@@ -75,6 +76,20 @@ kore_worker_configure(void)
 {
 	/* The hook pointer is inherited over fork(); set it again anyway. */
 	http_error_body_hook = echo_error_body;
+
+	/*
+	 * An armed timer, as psd2gate's housekeeping has: the worker then
+	 * sleeps until the timer instead of polling every 100 ms, which hid
+	 * a pipelining stall (patch 0011).
+	 */
+	kore_timer_add(echo_timer, 60000, NULL, 0);
+}
+
+static void
+echo_timer(void *arg, u_int64_t now)
+{
+	(void)arg;
+	(void)now;
 }
 
 static void

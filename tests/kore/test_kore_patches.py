@@ -30,6 +30,8 @@ HOSTS = ("rsa.test", "ec.test", "mtls.test")
 BODY_MAX = 4096
 HEADER_MAX = 16384
 START_TIMEOUT = 60 if SANITIZE else 20
+HEADER_TIMEOUT = 3      # http_header_timeout and http_body_timeout
+KEEPALIVE = 2           # http_keepalive_time
 
 
 def free_port():
@@ -106,7 +108,9 @@ pidfile %(d)s/kt.pid
 tls_dhparam %(kd)s/dh.pem
 http_header_max %(hm)d
 http_body_max %(bm)d
-http_header_timeout 5
+http_header_timeout %(ht)d
+http_body_timeout %(ht)d
+http_keepalive_time %(ka)d
 http_hsts_enable 31536000
 %(priv)s
 server tls {
@@ -125,7 +129,8 @@ domain * {
 	restrict /static get
 }
 """ % {"d": d, "kd": keydir, "hm": HEADER_MAX, "bm": BODY_MAX,
-       "priv": priv, "tp": tls_port, "pp": plain_port, "domains": domains}
+       "priv": priv, "tp": tls_port, "pp": plain_port, "domains": domains,
+       "ht": HEADER_TIMEOUT, "ka": KEEPALIVE}
     path = os.path.join(d, "kt.conf")
     with open(path, "w") as f:
         f.write(conf)
@@ -371,14 +376,16 @@ def test_mtls_without_client_certificate_refused(srv, pki, vname, version):
     """The server ends the handshake with an alert naming the missing
     certificate (TLS 1.2: handshake_failure during the handshake; TLS 1.3:
     certificate_required, which the client reads after its side of the
-    handshake is done) and never sends an HTTP byte."""
+    handshake is done) and never sends an HTTP byte. The client reads
+    before it writes: a request written after the server has closed makes
+    the server's kernel answer with a reset, which can discard the alert
+    before the client reads it (an EOF instead of the alert)."""
     ctx = tls_ctx(pki, version, "mtls.pem", client=False)
     raw = socket.create_connection(("127.0.0.1", srv.tls_port), timeout=10)
     got = b""
     try:
         with pytest.raises(ssl.SSLError) as refused:
             sock = ctx.wrap_socket(raw, server_hostname="mtls.test")
-            sock.sendall(build(host="mtls.test"))
             while True:
                 b = sock.recv(65536)
                 if not b:
@@ -599,6 +606,207 @@ def test_pipelining_after_split_body(srv):
         sock.close()
     assert [(r[0], r[2]) for r in got] == [
         (200, b"a" * 3000), (200, b"ok"), (200, b"zz")]
+
+
+def test_pipelining_many_requests_over_header_buffer(srv):
+    """More pipelined requests than the 16 KiB header buffer holds, with
+    the worker's timer armed (patch 0011): all answered, in order."""
+    one = build(path="/static")
+    n = HEADER_MAX // len(one) + 50
+    sock = socket.create_connection(("127.0.0.1", srv.plain_port), timeout=10)
+    try:
+        t0 = time.time()
+        sock.sendall(one * n)
+        got = read_responses(sock, n)
+        took = time.time() - t0
+    finally:
+        sock.close()
+    assert len(got) == n and all(r[0] == 200 and r[2] == b"ok" for r in got)
+    assert took < 5, took
+
+
+def test_pipelining_large_leftover(srv):
+    small = build(path="/static")
+    big = build(path="/static", headers=[("X-Pad", "p" * (HEADER_MAX - 300))])
+    sock = socket.create_connection(("127.0.0.1", srv.plain_port), timeout=10)
+    try:
+        sock.sendall(small + big + small)
+        got = read_responses(sock, 3)
+    finally:
+        sock.close()
+    assert [(r[0], r[2]) for r in got] == [(200, b"ok")] * 3
+
+
+# --------------------------------------------------------------------------
+# idle keep-alive and stalled requests (patch 0012)
+
+def read_until_close(sock, timeout):
+    """(bytes received, seconds until the server closed); fails when the
+    connection is still open after timeout."""
+    sock.settimeout(timeout)
+    t0, out = time.time(), b""
+    while True:
+        try:
+            b = sock.recv(65536)
+        except ConnectionResetError:
+            b = b""
+        except socket.timeout:
+            raise AssertionError("still open after %d s" % timeout)
+        if not b:
+            return out, time.time() - t0
+        out += b
+
+
+def test_idle_keepalive_closed_quietly(srv):
+    sock = socket.create_connection(("127.0.0.1", srv.plain_port), timeout=10)
+    try:
+        sock.sendall(build(path="/static"))
+        status, h, _, _ = parse(recv_all(sock))
+        assert status == 200 and h["keep-alive"] == "timeout=%d" % KEEPALIVE
+        out, took = read_until_close(sock, KEEPALIVE + 5)
+    finally:
+        sock.close()
+    assert out == b"", out
+    assert KEEPALIVE - 0.5 <= took <= KEEPALIVE + 2, took
+
+
+def test_unused_connection_closed_quietly(srv):
+    sock = socket.create_connection(("127.0.0.1", srv.plain_port), timeout=10)
+    try:
+        out, took = read_until_close(sock, HEADER_TIMEOUT + 5)
+    finally:
+        sock.close()
+    assert out == b"" and took <= HEADER_TIMEOUT + 2, (out, took)
+
+
+def test_stalled_request_408_from_first_byte(srv):
+    sock = socket.create_connection(("127.0.0.1", srv.plain_port), timeout=10)
+    try:
+        sock.sendall(build(path="/static"))
+        assert parse(recv_all(sock))[0] == 200
+        time.sleep(KEEPALIVE * 0.6)
+        t0 = time.time()
+        sock.sendall(b"GET /static HTTP/1.1\r\nHost: x\r\n")
+        out, _ = read_until_close(sock, HEADER_TIMEOUT + 5)
+        took = time.time() - t0
+    finally:
+        sock.close()
+    status, h, body, _ = parse(out)
+    assert_json_error(status, h, body, 408)
+    assert HEADER_TIMEOUT - 0.5 <= took <= HEADER_TIMEOUT + 2, took
+
+
+def test_stalled_body_408(srv):
+    sock = socket.create_connection(("127.0.0.1", srv.plain_port), timeout=10)
+    try:
+        sock.sendall(b"POST /echo HTTP/1.1\r\nHost: x\r\n"
+                     b"Content-Length: 10\r\n\r\nabc")
+        out, took = read_until_close(sock, HEADER_TIMEOUT + 5)
+    finally:
+        sock.close()
+    status, h, body, _ = parse(out)
+    assert_json_error(status, h, body, 408)
+
+
+# --------------------------------------------------------------------------
+# Content-Length (patch 0013)
+
+@pytest.mark.parametrize("values", [
+    ["0", "30"], ["30", "0"], ["+3"], ["-3"], ["0x3"], ["3, 3"], ["3 3"],
+    [""],
+], ids=["0-30", "30-0", "plus", "minus", "hex", "list", "space", "empty"])
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_bad_content_length_400(srv, method, values):
+    data = ("%s /echo HTTP/1.1\r\nHost: x\r\n" % method).encode()
+    for v in values:
+        data += b"Content-Length: " + v.encode() + b"\r\n"
+    data += b"\r\n" + b"abc" + b"x" * 27
+    status, h, body, _ = request(srv.plain_port, data)
+    assert_json_error(status, h, body, 400)
+    assert h["connection"] == "close"
+
+
+def test_identical_content_length_lines_one_value(srv):
+    data = (b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+            b"Content-Length: 3\r\n\r\nabc")
+    status, h, body, _ = request(srv.plain_port, data)
+    assert status == 200 and body == b"abc"
+
+
+def test_huge_content_length_413(srv):
+    data = (b"POST /echo HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: 99999999999999999999999999\r\n\r\nabc")
+    status, h, body, _ = request(srv.plain_port, data)
+    assert_json_error(status, h, body, 413)
+
+
+# --------------------------------------------------------------------------
+# methods, version, control bytes (patch 0014)
+
+@pytest.mark.parametrize("line", [
+    b"get /echo HTTP/1.1", b"Post /echo HTTP/1.1", b"GET /echo http/1.1",
+    b"GET /echo HTTP/1.1x", b"GET /echo HTTP/11"])
+def test_case_sensitive_method_and_version_400(srv, line):
+    status, h, body, _ = request(srv.plain_port, line + b"\r\nHost: x\r\n\r\n")
+    assert_json_error(status, h, body, 400)
+
+
+def test_unsupported_version_505(srv):
+    status, _, _, _ = request(srv.plain_port,
+                              b"GET /echo HTTP/2.0\r\nHost: x\r\n\r\n")
+    assert status == 505
+
+
+@pytest.mark.parametrize("value", [b"a\x00b", b"a\rX-Evil: 1", b"a\x01b",
+                                   b"a\x7f"],
+                         ids=["nul", "bare-cr", "soh", "del"])
+def test_control_bytes_in_value_400(srv, value):
+    data = b"GET /echo HTTP/1.1\r\nHost: x\r\nX-V: " + value + b"\r\n\r\n"
+    status, h, body, _ = request(srv.plain_port, data)
+    assert_json_error(status, h, body, 400)
+
+
+def test_nul_value_not_truncated_silently(srv):
+    """Before patch 0014 "X-V: a\0b" reached the handler as "a"."""
+    data = b"GET /echo HTTP/1.1\r\nHost: x\r\nX-V: ab\x00\r\n\r\n"
+    status, _, _, _ = request(srv.plain_port, data)
+    assert status == 400
+
+
+# --------------------------------------------------------------------------
+# HEAD wherever GET (patch 0015)
+
+def test_head_on_get_only_route(srv):
+    sock = socket.create_connection(("127.0.0.1", srv.plain_port), timeout=10)
+    try:
+        sock.sendall(build("HEAD", "/static") + build(path="/static"))
+        sock.settimeout(10)
+        buf = b""
+        while buf.count(b"\r\n\r\n") < 2 or not buf.endswith(b"ok"):
+            b = sock.recv(65536)
+            if not b:
+                break
+            buf += b
+    finally:
+        sock.close()
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ")
+    assert re.search(rb"(?im)^content-length: 2$", head)
+    # No body after the HEAD answer: the GET answer follows directly.
+    assert rest.startswith(b"HTTP/1.1 200 ") and rest.endswith(b"\r\n\r\nok")
+
+
+def test_head_error_answer_has_no_body(srv):
+    sock = socket.create_connection(("127.0.0.1", srv.plain_port), timeout=10)
+    try:
+        sock.sendall(build("HEAD", "/nope"))
+        out, _ = read_until_close(sock, 10)
+    finally:
+        sock.close()
+    head, _, rest = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 404 ")
+    assert int(re.search(rb"(?im)^content-length: (\d+)", head).group(1)) > 0
+    assert rest == b""
 
 
 # --------------------------------------------------------------------------
