@@ -31,7 +31,7 @@ endif
 CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	-Wstrict-prototypes -Wmissing-prototypes -Wshadow -Wpointer-arith \
 	-fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	-MMD -MP -Isrc -I$(BUILD)/gen $(PG_INCLUDE) $(SAN_FLAGS)
+	-MMD -MP -Isrc -Idevice -I$(BUILD)/gen $(PG_INCLUDE) $(SAN_FLAGS)
 KORE_CFLAGS = -I$(KORE_DIR)/include/kore -I$(KORE_DIR)/obj \
 	-DKORE_SINGLE_BINARY -DKORE_USE_PGSQL -DKORE_USE_TASKS
 LIBS = -lssl -lcrypto -ljansson -largon2 -lpq -lpthread -ldl
@@ -44,11 +44,16 @@ CTL_SRC = $(wildcard src/ctl/*.c)
 
 COMMON_OBJ = $(COMMON_SRC:src/%.c=$(BUILD)/obj/%.o)
 APP_OBJ = $(APP_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/embedded.o
+# The device module's pure C the service uses (payment initiation):
+# signature verification, payee names, IBANs, the currency table; built by
+# device/device.mk's rules.
+APP_DEV_OBJ = $(patsubst %.c,$(BUILD)/device/%.o,device/devframe.c \
+	device/devsig.c device/devtext.c device/iban.c device/devcur.c)
 CTL_OBJ = $(CTL_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
 
 EMBED = $(BUILD)/bin/psd2-embed
 TEMPLATES = $(sort $(wildcard templates/*.html))
-ASSETS = $(sort $(wildcard assets/*.css assets/i18n/*.json))
+ASSETS = $(sort $(wildcard assets/*.css assets/i18n/*.json)) assets/openapi.json
 MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql)) \
 	$(sort $(wildcard src/db/functions/*.sql)) \
 	$(sort $(wildcard src/db/repairs/*.sql))
@@ -105,9 +110,10 @@ $(BUILD)/obj/%.o: src/%.c $(KORE_DIR)/.built
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(KORE_CFLAGS) -c $< -o $@
 
-$(BUILD)/bin/psd2gate: $(KORE_DIR)/.built $(APP_OBJ) $(COMMON_OBJ)
+$(BUILD)/bin/psd2gate: $(KORE_DIR)/.built $(APP_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(KORE_DIR)/obj/*.o $(APP_OBJ) $(COMMON_OBJ) $(LDFLAGS) $(LIBS)
+	$(CC) -o $@ $(KORE_DIR)/obj/*.o $(APP_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ) \
+	    $(LDFLAGS) $(LIBS)
 
 $(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
@@ -119,6 +125,7 @@ include device/device.mk
 -include tests/tests.mk
 include tests/kore/kore.mk
 include tests/ais/ais.mk
+include tests/pis/pis.mk
 include tests/tpp/tpp.mk
 
 clean:

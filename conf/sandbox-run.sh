@@ -11,10 +11,12 @@ ctl() { "$BIN/psd2ctl" -c "$CONF" "$@"; }
 
 # The sandbox's fixed ports (README): say who holds one rather than fail
 # later with a bare "could not start server" or "Address already in use".
-if who=$(sh tests/port.sh holder 8080); then
-	echo "sandbox: port 8080 is taken by $who; stop it first" >&2
-	exit 1
-fi
+for port in 8080 8081; do
+	if who=$(sh tests/port.sh holder $port); then
+		echo "sandbox: port $port is taken by $who; stop it first" >&2
+		exit 1
+	fi
+done
 pg_started=no
 if ! tests/pgcluster.sh --sandbox status >/dev/null 2>&1; then
 	pg_started=yes
@@ -46,6 +48,7 @@ cleanup() {
 trap cleanup INT TERM EXIT
 
 echo "sandbox: http://127.0.0.1:8080 (Ctrl-C stops it)"
+echo "sandbox: staff pages on http://127.0.0.1:8081/staff"
 "$BIN/psd2gate" -c "$CONF" -f -n -r &
 gate_pid=$!
 wait "$gate_pid" || true

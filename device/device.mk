@@ -41,7 +41,7 @@ DEV_CORE_OBJ	:= $(DEV_CORE_SRC:%.c=$(DEV_OBJ)/%.o)
 DEV_DAEMON_OBJ	:= $(DEV_DAEMON_SRC:%.c=$(DEV_OBJ)/%.o)
 DEV_EMU_OBJ	:= $(DEV_EMU_SRC:%.c=$(DEV_OBJ)/%.o)
 DEV_USB_OBJ	:= $(DEV_OBJ)/device/devusb.o
-DEV_CTL_OBJ	:= $(DEV_OBJ)/src/ctl/ctl_device.o
+DEV_CTL_OBJ	:= $(DEV_OBJ)/src/ctl/ctl_device.o $(DEV_OBJ)/src/ctl/ctl_actor.o
 
 DEV_TESTS	:= $(DEV_OBJ)/tests/test_frame $(DEV_OBJ)/tests/test_sig \
 		   $(DEV_OBJ)/tests/test_usb $(DEV_OBJ)/tests/test_e2e

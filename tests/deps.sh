@@ -6,8 +6,8 @@ PKGS="kore prometheus haproxy build-essential pkg-config patch postgresql libpq-
 libjansson-dev libargon2-dev libcmocka-dev libusb-1.0-0-dev umockdev
 libumockdev-dev libglib2.0-dev clang libclang-rt-14-dev
 python3-pytest python3-authlib python3-httpsig python3-selenium
-python3-psycopg2 python3-cryptography python3-requests
-chromium chromium-driver wrk openssl ca-certificates"
+python3-psycopg2 python3-cryptography python3-requests python3-jsonschema
+chromium chromium-driver wrk openssl ca-certificates systemd"
 
 missing=""
 for p in $PKGS; do

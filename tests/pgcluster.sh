@@ -125,6 +125,12 @@ start() {
 	}
 	psql_pg -qAtc "SELECT 1 FROM pg_roles WHERE rolname='psd2gate'" |
 	    grep -q 1 || psql_pg -qc "CREATE ROLE psd2gate LOGIN"
+	# The roles of migration 083: the service's, psd2ctl's and the
+	# device daemon's (psd2gate owns the tables and runs migrations).
+	for role in psd2_service psd2_operator psd2_daemon; do
+		psql_pg -qAtc "SELECT 1 FROM pg_roles WHERE rolname='$role'" |
+		    grep -q 1 || psql_pg -qc "CREATE ROLE $role LOGIN"
+	done
 	psql_pg -qAtc "SELECT 1 FROM pg_database WHERE datname='psd2gate'" |
 	    grep -q 1 || psql_pg -qc "CREATE DATABASE psd2gate OWNER psd2gate"
 }

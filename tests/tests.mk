@@ -4,6 +4,7 @@
 #
 #	make test-api		pytest tests/api against $(BUILD)/bin
 #	make test-browser	headless Chromium against $(BUILD)/bin
+#	make test-prod		tests/prod: production.conf started, systemd units
 #	make test-ha		metrics, request ids, HAProxy, PostgreSQL restart
 #	make test		every suite, each printing its summary line; goes
 #				on past a failing suite, fails at the end; the
@@ -21,9 +22,11 @@ T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
 T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-build test-layout test-unit test-kore test-device \
-		   test-migrate test-api test-browser test-ais test-tpp-unit \
-		   test-tpp test-ha test-fuzz sanitize-test
-T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-tpp-unit
+		   test-migrate test-api test-browser test-ais test-pis \
+		   test-tpp-unit test-tpp test-staff test-prod test-ha test-fuzz \
+		   sanitize-test
+T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-pis \
+		   test-tpp-unit test-staff
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
 test-api: all
@@ -42,6 +45,17 @@ soak: all
 test-browser: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=browser$(T_SUFFIX) \
 	    $(T_RUN) browser
+
+# The production configuration started for real, psd2ctl's configuration
+# lookup, the systemd units and the metadata documents (tests/prod).
+test-prod: all
+	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=prod$(T_SUFFIX) \
+	    $(T_RUN) prod
+
+# The staff portal (issue 10): the staff listener, Chromium and the API.
+test-staff: all
+	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=staff$(T_SUFFIX) \
+	    $(T_RUN) staff
 
 # Statements about the source tree that readers rely on.
 test-layout:
@@ -80,7 +94,8 @@ test-fuzz:
 	done; \
 	test $$fail -eq 0
 
-.PHONY: soak test test-api test-ha test-browser test-layout test-migrate sanitize-test \
+.PHONY: soak test test-api test-ha test-browser test-staff test-prod \
+	test-layout test-migrate sanitize-test \
 	test-fuzz test-build
 
 .DEFAULT_GOAL	:= $(T_SAVED_GOAL)

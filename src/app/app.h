@@ -21,6 +21,8 @@ struct app_config {
 	int64_t		consent_default_days;
 	int64_t		consent_max_days;
 	int64_t		purge_interval;
+	int64_t		staff_session_idle;
+	int64_t		audit_seal_interval;
 };
 
 extern struct app_config	app_cfg;

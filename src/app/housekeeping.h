@@ -3,5 +3,7 @@
 #define PSD2_HOUSEKEEPING_H
 
 void	housekeeping_start(void);
+/* The audit chain sealer timer (audit_sealer.c). */
+void	audit_sealer_start(void);
 
 #endif

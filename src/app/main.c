@@ -4,6 +4,7 @@
  */
 #include <sys/types.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "tpp/tpp.h"
 #include "web/pages.h"
 #include "oauth/password_task.h"
+#include "pis/pis.h"
 
 /*
  * In single-binary mode Kore parses this built-in configuration after
@@ -74,6 +76,8 @@ app_load_settings(void)
 	app_cfg.consent_default_days = settings_int("consent_default_days", 90);
 	app_cfg.consent_max_days = settings_int("consent_max_days", 180);
 	app_cfg.purge_interval = settings_int("purge_interval", 60);
+	app_cfg.staff_session_idle = settings_int("staff_session_idle", 900);
+	app_cfg.audit_seal_interval = settings_int("audit_seal_interval", 5);
 
 	/* Ranges and relations: settings_validate(), before this. */
 }
@@ -87,6 +91,20 @@ app_load_keys(const char *setting, struct keyring *kr)
 		fatal("psd2_%s is not set", setting);
 	if (keyring_load(kr, path, err, sizeof(err)) == -1)
 		fatal("psd2_%s: %s (psd2ctl keys-init creates it)", setting, err);
+}
+
+/*
+ * glibc loads libgcc_s on demand to unwind a thread in pthread_exit()
+ * (Kore's task threads, at shutdown). Inside the chroot of "root" the
+ * file is not there and the worker aborts ("libgcc_s.so.1 must be
+ * installed for pthread_exit to work"): load it before the workers are
+ * forked, so that glibc finds it already mapped.
+ */
+static void
+app_preload_unwinder(void)
+{
+	if (dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE) == NULL)
+		fatal("dlopen(libgcc_s.so.1): %s", dlerror());
 }
 
 void
@@ -121,6 +139,7 @@ kore_parent_configure(int argc, char **argv)
 
 	app_load_settings();
 	ais_settings_load();
+	pis_settings_load();
 	metrics_init();
 	app_load_keys("form_keys", &app_form_keys);
 	app_load_keys("totp_keys", &app_totp_keys);
@@ -131,6 +150,7 @@ kore_parent_configure(int argc, char **argv)
 		fatal("argon2 self-check failed");
 	if (tpp_init() == -1)
 		fatal("TPP verification settings are invalid");
+	app_preload_unwinder();
 }
 
 void
@@ -139,6 +159,8 @@ kore_worker_configure(void)
 	kore_pgsql_register(APP_DB, settings_get("db", NULL));
 	respond_install_error_hook();
 	housekeeping_start();
+	audit_sealer_start();
+	pis_decider_start();
 }
 
 int

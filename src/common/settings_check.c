@@ -21,6 +21,7 @@ enum setting_type {
 	SET_WORD,	/* one of the words in choices */
 	SET_ROLES,	/* PSD2 role names (settings_roles) */
 	SET_VIDPID,	/* USB vendor:product, 4 hex digits each */
+	SET_URL,	/* http(s)://host[:port], no path, query or fragment */
 };
 
 struct setting_rule {
@@ -34,14 +35,21 @@ struct setting_rule {
 static const struct setting_rule	rules[] = {
 	{ "environment", SET_WORD, 0, 0, "sandbox production" },
 	{ "db", SET_TEXT, 0, 0, NULL },
+	/* psd2ctl's connections (migration 083: roles). */
+	{ "ctl_db", SET_TEXT, 0, 0, NULL },
+	{ "migrate_db", SET_TEXT, 0, 0, NULL },
 	{ "form_keys", SET_PATH, 0, 0, NULL },
 	{ "totp_keys", SET_PATH, 0, 0, NULL },
 	{ "client_keys", SET_PATH, 0, 0, NULL },
+	{ "audit_keys", SET_PATH, 0, 0, NULL },
+	{ "audit_seal_interval", SET_INT, 0, 3600, NULL },
 	{ "cookie_secure", SET_BOOL, 0, 0, NULL },
 	{ "access_token_ttl", SET_INT, 1, 86400, NULL },
 	{ "code_ttl", SET_INT, 1, 600, NULL },
 	/* RTS Art. 4(3)(d): at most 5 minutes without activity. */
 	{ "session_idle", SET_INT, 1, 300, NULL },
+	/* Staff pages (issue 10): at most 15 minutes without activity. */
+	{ "staff_session_idle", SET_INT, 1, 900, NULL },
 	/* RTS Art. 4(3)(b): at most five consecutive failures. */
 	{ "login_max_failures", SET_INT, 1, 5, NULL },
 	{ "login_lock_seconds", SET_INT, 1, 30 * 86400, NULL },
@@ -63,6 +71,10 @@ static const struct setting_rule	rules[] = {
 	 * see src/db/migrations/060_ais_one_way.sql. */
 	{ "clock_skew", SET_INT, 1, 3600, NULL },
 	{ "cert_cache", SET_INT, 1, 100000, NULL },
+	/* RFC 8414: the issuer of the metadata document, and (RFC 8705 5)
+	 * the base URL of the listener asking for client certificates. */
+	{ "issuer", SET_URL, 0, 0, NULL },
+	{ "mtls_base", SET_URL, 0, 0, NULL },
 	{ "device_vidpid", SET_VIDPID, 0, 0, NULL },
 	{ "device_manufacturer_ca", SET_PATH, 0, 0, NULL },
 	{ "device_host", SET_TEXT, 0, 0, NULL },
@@ -70,12 +82,43 @@ static const struct setting_rule	rules[] = {
 	{ "device_rescan_ms", SET_INT, 10, 600000, NULL },
 	{ "device_hotplug", SET_BOOL, 0, 0, NULL },
 	{ "device_busy_retry_ms", SET_INT, 1, 600000, NULL },
+	/* Payment initiation: the device challenge's deadline (a device
+	 * counts at most 600 s, PROTOCOL.md 5.3; the daemon needs 2 s). */
+	{ "pis_sca_seconds", SET_INT, 3, 600, NULL },
+	{ "pis_sweep_ms", SET_INT, 100, 60000, NULL },
 	{ "device_metrics_file", SET_PATH, 0, 0, NULL },
 };
 
 static const char *const	role_names[] = {
 	"PSP_AS", "PSP_PI", "PSP_AI", "PSP_IC"	/* bits 0x01 .. 0x08 */
 };
+
+/*
+ * An issuer identifier (RFC 8414 2): https, a host, an optional port,
+ * nothing after; plain http only on the loopback address (sandbox).
+ */
+static int
+url_valid(const char *v)
+{
+	const char	*host;
+	size_t		 i;
+
+	if (strncmp(v, "https://", 8) == 0)
+		host = v + 8;
+	else if (strncmp(v, "http://127.0.0.1", 16) == 0 &&
+	    (v[16] == '\0' || v[16] == ':'))
+		host = v + 7;
+	else
+		return (0);
+	if (*host == '\0' || *host == ':')
+		return (0);
+	for (i = 0; host[i] != '\0'; i++) {
+		if (!isalnum((unsigned char)host[i]) && host[i] != '.' &&
+		    host[i] != '-' && host[i] != ':')
+			return (0);
+	}
+	return (1);
+}
 
 int
 settings_parse_roles(const char *v, int *out)
@@ -186,6 +229,13 @@ rule_check(const struct setting_rule *r, const char *v, char *err,
 		snprintf(err, errlen, "psd2_%s: \"%s\" is not vendor:product "
 		    "(4 hex digits each)", r->name, v);
 		return (-1);
+	case SET_URL:
+		if (url_valid(v))
+			return (0);
+		snprintf(err, errlen, "psd2_%s: \"%s\" is not https://host"
+		    "[:port] (no path, query or fragment; http only for "
+		    "127.0.0.1)", r->name, v);
+		return (-1);
 	case SET_TEXT:
 	case SET_PATH:
 		if (*v != '\0')
@@ -216,6 +266,13 @@ settings_relations(char *err, size_t errlen)
 		snprintf(err, errlen, "psd2_consent_default_days (%lld) is "
 		    "more than psd2_consent_max_days (%lld)", (long long)def,
 		    (long long)max);
+		return (-1);
+	}
+	/* TPPs configure themselves from the metadata (RFC 8414): in
+	 * production its issuer is never taken from a Host header. */
+	if (strcmp(settings_get("environment", ""), "production") == 0 &&
+	    settings_get("issuer", NULL) == NULL) {
+		snprintf(err, errlen, "psd2_issuer is required in production");
 		return (-1);
 	}
 	return (0);

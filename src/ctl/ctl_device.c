@@ -7,16 +7,21 @@
  * "Attestation"); psd2ctl links only OpenSSL, so it is restated here and
  * the device end-to-end tests check that both agree.
  */
+#include <sys/types.h>
+
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 
 #include "common/settings.h"
+#include "ctl/ctl.h"
 #include "ctl_device.h"
 
 #define CTL_DEV_ATTEST_DOMAIN	"PSD2GATE-DEVICE-ATTEST-V1"
@@ -238,6 +243,8 @@ ctl_dev_enrol(PGconn *db, const char *serial)
 		return (1);
 	PQclear(res);
 	ctl_dev_fingerprint(pub, fpr);
+	ctl_audit_write(db, "device.enrol", "serial", serial, "fingerprint",
+	    fpr);
 	printf("device %s enrolled (status active)\n"
 	    "key fingerprint %s\n"
 	    "compare it with the label and with the device display\n",
@@ -248,18 +255,23 @@ ctl_dev_enrol(PGconn *db, const char *serial)
 static int
 ctl_dev_assign(PGconn *db, const char *serial, const char *username)
 {
-	const char	*p[2] = { serial, username };
+	char		 actor[128];
+	const char	*p[3] = { serial, username, actor };
 	PGresult	*res;
 
-	res = PQexecParams(db, "UPDATE device SET psu_id = p.id FROM psu p "
-	    "WHERE device.serial = $1 AND p.username = $2 "
-	    "AND device.status <> 'blocked' RETURNING device.status", 2, NULL,
-	    p, NULL, NULL, 0);
+	ctl_actor(actor, sizeof(actor));
+	res = PQexecParams(db, "WITH d AS (UPDATE device SET psu_id = p.id "
+	    "FROM psu p WHERE device.serial = $1 AND p.username = $2 "
+	    "AND device.status NOT IN ('blocked', 'retired') "
+	    "RETURNING device.status), a AS (INSERT INTO audit_log (actor, "
+	    "action, detail) SELECT $3, 'device.assign_direct', "
+	    "jsonb_build_object('serial', $1::text, 'psu', $2::text) "
+	    "FROM d) SELECT status FROM d", 3, NULL, p, NULL, NULL, 0);
 	if (ctl_dev_failed(db, res))
 		return (1);
 	if (PQntuples(res) != 1) {
 		fprintf(stderr, "psd2ctl device: no such device or PSU, or "
-		    "the device is blocked\n");
+		    "the device is blocked or retired\n");
 		PQclear(res);
 		return (1);
 	}
@@ -269,31 +281,38 @@ ctl_dev_assign(PGconn *db, const char *serial, const char *username)
 	return (0);
 }
 
+/* block, unassign, retire: staff_device_action (70_staff.sql). */
 static int
-ctl_dev_block(PGconn *db, const char *serial)
+ctl_dev_action(PGconn *db, const char *action, const char *serial)
 {
-	const char	*p[1] = { serial };
+	char		 actor[128];
+	const char	*p[3] = { actor, action, serial };
 	PGresult	*res;
-	int		 n;
+	const char	*r;
 
-	res = PQexecParams(db, "WITH d AS (UPDATE device SET status = "
-	    "'blocked', blocked_at = now() WHERE serial = $1 "
-	    "RETURNING serial), c AS (UPDATE device_challenge SET "
-	    "status = 'failed', failure_reason = 'device blocked', "
-	    "finished_at = now(), lease_owner = NULL, lease_expires = NULL "
-	    "WHERE device_serial IN (SELECT serial FROM d) "
-	    "AND status IN ('pending', 'claimed') RETURNING id) "
-	    "SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM c)", 1,
-	    NULL, p, NULL, NULL, 0);
+	ctl_actor(actor, sizeof(actor));
+	/* The function writes the audit row naming the failed challenges. */
+	res = PQexecParams(db, "WITH r AS (SELECT staff_device_action($1, $2, "
+	    "$3, NULL) AS r) SELECT r FROM r", 3, NULL, p, NULL, NULL, 0);
 	if (ctl_dev_failed(db, res))
 		return (1);
-	if ((n = atoi(PQgetvalue(res, 0, 0))) != 1) {
-		fprintf(stderr, "psd2ctl device: no device %s\n", serial);
+	r = PQgetvalue(res, 0, 0);
+	if (strcmp(r, "ok") != 0) {
+		fprintf(stderr, "psd2ctl device: %s %s refused: %s\n", action,
+		    serial, strcmp(r, "no_device") == 0 ? "no such device" :
+		    "not possible in the device's status");
 		PQclear(res);
 		return (1);
 	}
-	printf("device %s blocked; %s open challenge(s) failed\n", serial,
-	    PQgetvalue(res, 0, 1));
+	PQclear(res);
+	res = PQexecParams(db, "SELECT coalesce(detail->>'failed_challenges', "
+	    "'0') FROM audit_log WHERE actor = $1 AND action = 'device.' || $2 "
+	    "AND detail->>'serial' = $3 ORDER BY id DESC LIMIT 1", 3, NULL, p,
+	    NULL, NULL, 0);
+	if (ctl_dev_failed(db, res))
+		return (1);
+	printf("device %s: %s done; %s open challenge(s) failed\n", serial,
+	    action, PQntuples(res) ? PQgetvalue(res, 0, 0) : "0");
 	PQclear(res);
 	return (0);
 }
@@ -309,9 +328,10 @@ ctl_device(PGconn *db, int argc, char **argv)
 		return (ctl_dev_enrol(db, argv[1]));
 	if (strcmp(argv[0], "assign") == 0 && argc == 3)
 		return (ctl_dev_assign(db, argv[1], argv[2]));
-	if (strcmp(argv[0], "block") == 0 && argc == 2)
-		return (ctl_dev_block(db, argv[1]));
+	if ((strcmp(argv[0], "block") == 0 || strcmp(argv[0], "unassign") == 0 ||
+	    strcmp(argv[0], "retire") == 0) && argc == 2)
+		return (ctl_dev_action(db, argv[0], argv[1]));
 	fprintf(stderr, "usage: psd2ctl device list | enrol SERIAL | "
-	    "assign SERIAL PSU-USERNAME | block SERIAL\n");
+	    "assign SERIAL PSU-USERNAME | block|unassign|retire SERIAL\n");
 	return (2);
 }

@@ -107,6 +107,10 @@ ctl_keys_init(void)
 	    ctl_keyfile("totp_keys", "t1") != 0 ||
 	    ctl_keyfile("client_keys", "c1") != 0)
 		return (1);
+	/* The audit checkpoint key (optional setting, issue 10). */
+	if (settings_get("audit_keys", NULL) != NULL &&
+	    ctl_keyfile("audit_keys", "a1") != 0)
+		return (1);
 	return (0);
 }
 
@@ -192,6 +196,36 @@ ctl_person_add(PGconn *db, const char *kind, const char *username,
 	return (0);
 }
 
+/* A staff member with a role (issue 10): operator unless --role admin. */
+static int
+ctl_staff_add(PGconn *db, struct opts *o)
+{
+	PGresult	*res;
+	const char	*role, *params[2];
+	int		 rc;
+
+	role = opts_get(o, "role");
+	if (role == NULL)
+		role = "operator";
+	if (strcmp(role, "operator") != 0 && strcmp(role, "admin") != 0) {
+		fprintf(stderr, "psd2ctl: --role is operator or admin\n");
+		return (2);
+	}
+	if ((rc = ctl_person_add(db, "staff", o->positional[0],
+	    opts_get(o, "name"), opts_get(o, "password"),
+	    opts_get(o, "totp-secret"))) != 0)
+		return (rc);
+	params[0] = o->positional[0];
+	params[1] = role;
+	res = ctl_exec(db, "UPDATE staff SET role = $2 WHERE username = $1",
+	    2, params);
+	PQclear(res);
+	ctl_audit_write(db, "staff.add", "username", o->positional[0],
+	    "role", role);
+	printf("role: %s\n", role);
+	return (0);
+}
+
 static int
 ctl_people(PGconn *db, const char *kind, int argc, char **argv)
 {
@@ -202,6 +236,8 @@ ctl_people(PGconn *db, const char *kind, int argc, char **argv)
 	if (argc < 2 || opts_parse(&o, argc - 1, argv + 1, "") == -1 ||
 	    o.npositional != 1)
 		return (2);
+	if (strcmp(argv[0], "add") == 0 && strcmp(kind, "staff") == 0)
+		return (ctl_staff_add(db, &o));
 	if (strcmp(argv[0], "add") == 0)
 		return (ctl_person_add(db, kind, o.positional[0],
 		    opts_get(&o, "name"), opts_get(&o, "password"),

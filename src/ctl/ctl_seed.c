@@ -81,6 +81,9 @@ ctl_sandbox_seed(PGconn *db)
 	    ctl_seed_account(db, "bram", "NL-bram-current",
 	    "NL91ABNA0417164300", "Betaalrekening"))
 		return (1);
+	/* The sandbox staff member administers (issue 10: roles). */
+	PQclear(ctl_exec(db, "UPDATE staff SET role = 'admin' "
+	    "WHERE username = 'staff' AND role <> 'admin'", 0, NULL));
 	/* Account data (balances, transactions) of later migrations. */
 	res = ctl_exec(db, "SELECT p.proname FROM pg_proc p WHERE "
 	    "p.proname = 'sandbox_seed_data'", 0, NULL);

@@ -146,6 +146,8 @@ ctl_client_add(PGconn *db, const char *name, const char *org_id,
 	    "SELECT $3, id, decode($4, 'hex'), $5, $6, $7, "
 	    "decode($8, 'hex'), $9 FROM t "
 	    "RETURNING client_id", 9, params);
+	ctl_audit_write(db, "tpp.client_add", "org_id", org_id, "client_id",
+	    PQgetvalue(res, 0, 0));
 	printf("client_id: %s\nclient_secret: %s\n", PQgetvalue(res, 0, 0),
 	    secret);
 	PQclear(res);
@@ -292,6 +294,8 @@ ctl_tpp_status(PGconn *db, const char *org_id, const char *status)
 		    "client_id FROM oauth_client c JOIN tpp t ON "
 		    "t.id = c.tpp_id WHERE t.org_id = $1)", 1, params));
 	}
+	ctl_audit_write(db, strcmp(status, "suspended") == 0 ?
+	    "tpp.suspend" : "tpp.activate", "org_id", org_id, NULL, NULL);
 	printf("%s: %s\n", org_id, status);
 	return (0);
 }

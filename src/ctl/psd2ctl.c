@@ -1,20 +1,26 @@
 /*
  * psd2ctl: operator CLI for psd2gate. Reads the same configuration file
- * as the service (-c FILE).
+ * as the service: -c FILE, else $PSD2_CONF, else PSD2CTL_DEFAULT_CONF.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/settings.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_device.h"
 
+/* Where the operator section of README.md installs it. */
+#define PSD2CTL_DEFAULT_CONF	"/etc/psd2gate/psd2gate.conf"
+
 static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: psd2ctl -c FILE command ...\n"
+	    "usage: psd2ctl [-c FILE] command ...\n"
+	    "  (without -c: $PSD2_CONF, else " PSD2CTL_DEFAULT_CONF ")\n"
 	    "  check-settings            check the file's psd2_ settings\n"
 	    "  keys-init                 create missing key files\n"
 	    "  migrate                   apply schema migrations\n"
@@ -28,7 +34,12 @@ usage(void)
 	    "  psu unlock USER\n"
 	    "  account add USER IBAN CURRENCY NAME [--resource-id ID]\n"
 	    "  staff add USER [--password P] [--totp-secret B32] [--name N]\n"
-	    "  device list|enrol SERIAL|assign SERIAL USER|block SERIAL\n"
+	    "      [--role operator|admin]\n"
+	    "  device list|enrol SERIAL|assign SERIAL USER\n"
+	    "  device block|unassign|retire SERIAL\n"
+	    "  audit seal | audit verify [--checkpoint FILE]\n"
+	    "  audit checkpoint FILE     seal, then write the signed head\n"
+	    "  audit list [--actor A] [--action X] [--limit N]\n"
 	    "  purge                     delete expired codes, tokens, ...\n");
 	exit(2);
 }
@@ -49,12 +60,25 @@ ctl_exec(PGconn *db, const char *sql, int n, const char *const *params)
 	return (res);
 }
 
+/*
+ * psd2ctl connects with psd2_ctl_db when set (the operator's role), and
+ * migrate with psd2_migrate_db (the owner's role, migration 083); both
+ * fall back to psd2_db, the service's connection.
+ */
 static PGconn *
-ctl_connect(void)
+ctl_connect(const char *command)
 {
-	PGconn	*db;
+	PGconn		*db;
+	const char	*setting;
+	char		*conninfo;
 
-	db = PQconnectdb(settings_get("db", ""));
+	setting = settings_get("db", "");
+	setting = settings_get("ctl_db", setting);
+	if (strcmp(command, "migrate") == 0)
+		setting = settings_get("migrate_db", settings_get("db", ""));
+	conninfo = ctl_conninfo(setting);
+	db = PQconnectdb(conninfo);
+	free(conninfo);
 	if (PQstatus(db) != CONNECTION_OK) {
 		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
 		exit(1);
@@ -88,23 +112,59 @@ ctl_purge(PGconn *db)
 	return (0);
 }
 
+/*
+ * The configuration file: -c FILE, else $PSD2_CONF, else the default.
+ * A missing file is named with where the name came from, so that an
+ * operator who forgot -c is not left with the bare usage text.
+ */
+static const char *
+ctl_conf_path(int *argc, char ***argv)
+{
+	const char	*conf, *from;
+
+	if (*argc >= 3 && strcmp((*argv)[1], "-c") == 0) {
+		conf = (*argv)[2];
+		from = "-c";
+		*argc -= 3;
+		*argv += 3;
+	} else {
+		if (*argc >= 2 && strcmp((*argv)[1], "-c") == 0)
+			usage();
+		conf = getenv("PSD2_CONF");
+		from = "PSD2_CONF";
+		if (conf == NULL || *conf == '\0') {
+			conf = PSD2CTL_DEFAULT_CONF;
+			from = "the default path";
+		}
+		*argc -= 1;
+		*argv += 1;
+	}
+	if (*argc < 1)
+		usage();
+	if (access(conf, R_OK) == -1) {
+		fprintf(stderr, "psd2ctl: configuration %s (from %s): %s; "
+		    "give -c FILE or set PSD2_CONF\n", conf, from,
+		    strerror(errno));
+		exit(2);
+	}
+	return (conf);
+}
+
 int
 main(int argc, char **argv)
 {
 	PGconn		*db;
 	const char	*conf;
-	char		 err[512];
+	char		 err[512], *kore_text;
 	int		 rc;
 
-	if (argc < 4 || strcmp(argv[1], "-c") != 0)
-		usage();
-	conf = argv[2];
-	argc -= 3;
-	argv += 3;
-	if (settings_load(conf, NULL, err, sizeof(err)) == -1) {
+	conf = ctl_conf_path(&argc, &argv);
+	if (settings_load(conf, &kore_text, err, sizeof(err)) == -1) {
 		fprintf(stderr, "psd2ctl: %s\n", err);
 		return (1);
 	}
+	ctl_kore_root_set(kore_text);
+	free(kore_text);
 	/* The same check as psd2gate's at startup (settings_check.c). */
 	if (settings_validate(err, sizeof(err)) == -1) {
 		fprintf(stderr, "psd2ctl: %s: %s\n", conf, err);
@@ -117,7 +177,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());
 
-	db = ctl_connect();
+	db = ctl_connect(argv[0]);
 	if (strcmp(argv[0], "migrate") == 0)
 		rc = ctl_migrate(db);
 	else if (strcmp(argv[0], "sandbox-seed") == 0)
@@ -132,6 +192,8 @@ main(int argc, char **argv)
 		rc = ctl_account(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "device") == 0)
 		rc = argc > 1 ? ctl_device(db, argc - 1, argv + 1) : 2;
+	else if (strcmp(argv[0], "audit") == 0)
+		rc = ctl_audit(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "purge") == 0)
 		rc = ctl_purge(db);
 	else

@@ -75,10 +75,12 @@ consent_scope_bits(struct form_state *fs)
 	    fs->request, "scope")), canonical, sizeof(canonical)));
 }
 
+/* Payment initiation too: the PSU picks the accounts it may pay from. */
 static int
 consent_needs_accounts(int bits)
 {
-	return ((bits & (OAUTH_SCOPE_AIS | OAUTH_SCOPE_FUND)) != 0);
+	return ((bits & (OAUTH_SCOPE_AIS | OAUTH_SCOPE_FUND |
+	    OAUTH_SCOPE_PIS)) != 0);
 }
 
 void

@@ -13,6 +13,8 @@ void	login_page(struct http_request *, int, struct form_state *,
 	    const char *);
 void	otp_page(struct http_request *, int, struct form_state *,
 	    const char *, const char *);
+/* A typed TOTP code as six digits (spaces dropped); 0 or -1. */
+int	otp_normalise(const char *, char [7]);
 void	consent_page(struct http_request *, struct form_state *, long long,
 	    struct db_query *);
 

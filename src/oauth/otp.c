@@ -114,7 +114,7 @@ otp_page(struct http_request *req, int status, struct form_state *fs,
 }
 
 /* Six digits, spaces ignored (people type "123 456"). */
-static int
+int
 otp_normalise(const char *in, char out[7])
 {
 	size_t	n;

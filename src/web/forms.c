@@ -83,6 +83,13 @@ int
 forms_csrf_issue(struct http_request *req, const char *authreq, char *out,
     size_t outlen)
 {
+	return (forms_csrf_issue_at(req, "/auth", authreq, out, outlen));
+}
+
+int
+forms_csrf_issue_at(struct http_request *req, const char *path,
+    const char *authreq, char *out, size_t outlen)
+{
 	const char	*cookie;
 	char		 fresh[PRE_COOKIE_BYTES * 2 + 1], binding[160];
 	uint8_t		 raw[PRE_COOKIE_BYTES];
@@ -91,7 +98,7 @@ forms_csrf_issue(struct http_request *req, const char *authreq, char *out,
 		if (crypto_random(raw, sizeof(raw)) == -1 ||
 		    hex_encode(raw, sizeof(raw), fresh, sizeof(fresh)) < 0)
 			return (-1);
-		respond_set_cookie(req, FORMS_PRE_COOKIE, fresh, "/auth",
+		respond_set_cookie(req, FORMS_PRE_COOKIE, fresh, path,
 		    FORMS_AUTHREQ_TTL);
 		cookie = fresh;
 	}

@@ -33,6 +33,9 @@ struct form_state {
 int	forms_seal_authreq(json_t *, char *, size_t);
 /* A pre-login cookie (new or the browser's) and the csrf bound to it. */
 int	forms_csrf_issue(struct http_request *, const char *, char *, size_t);
+/* The same for pages under another path (the staff pages: "/staff"). */
+int	forms_csrf_issue_at(struct http_request *, const char *, const char *,
+	    char *, size_t);
 
 /*
  * Checks the posted authreq and csrf against the pre-login cookie; fills

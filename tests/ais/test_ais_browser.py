@@ -8,6 +8,7 @@ import tempfile
 import pytest
 # Selenium is a dependency (tests/deps.sh: python3-selenium): without it
 # this suite fails at import, it does not skip.
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
@@ -57,8 +58,11 @@ def test_browser_revoke(driver, api, db, service_setup, server):
     assert psu.accounts[0][0] in item.text
     driver.find_element(By.ID, "revoke-button-%s" % consent).click()
     # The revoke posts and redirects back: wait for the new page, not the
-    # old one still on screen (slow under the sanitizer build).
-    WebDriverWait(driver, 20).until(
+    # old one still on screen (slow under the sanitizer build). An element
+    # found on the old page goes stale when the new one replaces it: read
+    # again, then.
+    WebDriverWait(driver, 20, ignored_exceptions=(
+        StaleElementReferenceException,)).until(
         lambda d: d.find_elements(By.ID, "consent-%s" % consent) and
         "revoked by you" in d.find_element(
             By.ID, "consent-%s" % consent).text)

@@ -81,10 +81,17 @@ def test_consent_page_names_each_scope(psu_factory):
     assert len(both) > len(texts["ACCOUNT_INFORMATION"])
 
 
-def test_payment_only_scope_has_no_account_checkboxes(psu_factory):
-    b = to_consent(psu_factory(), SC, "PAYMENT_INITIATION")
-    assert b.consent_accounts() == []
+def test_payment_only_scope_asks_for_accounts(psu_factory):
+    """Issue 9: the PSU picks the accounts a TPP may pay from; without
+    one the consent is refused, nothing stored."""
+    psu = psu_factory()
+    b = to_consent(psu, SC, "PAYMENT_INITIATION")
+    ids = [rid for rid, _ in b.consent_accounts()]
+    assert len(ids) == len(psu.accounts)
     r = b.submit_consent("approve", accounts=[])
+    assert r.status_code == 400
+    assert "code" not in location_params(r)[1]
+    r = b.submit_consent("approve", accounts=ids[:1])
     assert r.status_code == 302
     assert "code" in location_params(r)[1]
 

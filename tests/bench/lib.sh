@@ -16,9 +16,11 @@ bench_fail() {
 # is "no"; then unsigned requests hold the AIS role only (they hold none
 # unless a configuration names it).
 bench_conf() {
-	# The metrics listener (conf/metrics.conf) on a free port too.
+	# No staff listener (conf/staff.conf): two instances would both bind it.
+	# The metrics listener (conf/metrics.conf) on a free port of its own.
 	mport=$(sh tests/port.sh free $(( $2 + 1 )) $(( $2 + 20 )))
-	sed -e "s/127.0.0.1 8080/127.0.0.1 $2/" \
+	sed -e '/^server staff {/,/^}/d' -e '/^include staff.conf/d' \
+	    -e "s/127.0.0.1 8080/127.0.0.1 $2/" \
 	    -e "s/127.0.0.1 9464/127.0.0.1 $mport/" \
 	    -e "s/port=54329/port=$PGPORT/" \
 	    -e 's/^psd2_login_rate_per_minute.*/psd2_login_rate_per_minute	0/' \

@@ -153,8 +153,13 @@ main(void)
 	}
 	if (k != ndev)
 		die("not all devices recorded");
-	PQclear(sql("UPDATE device SET status = 'active', enrolled_at = now(), "
-	    "psu_id = (SELECT id FROM psu WHERE username = 'anna')", 0, NULL));
+	/* A PSU has at most one active device (migration 082): one each. */
+	PQclear(sql("INSERT INTO psu (username, display_name, password_hash, "
+	    "totp_box) SELECT 'bench-' || serial, 'Bench ' || serial, 'x', "
+	    "'x' FROM device ON CONFLICT (username) DO NOTHING", 0, NULL));
+	PQclear(sql("UPDATE device d SET status = 'active', enrolled_at = "
+	    "now(), psu_id = p.id FROM psu p "
+	    "WHERE p.username = 'bench-' || d.serial", 0, NULL));
 	PQclear(sql("LISTEN device_challenge_done", 0, NULL));
 	usleep(500000);
 
@@ -166,7 +171,8 @@ main(void)
 			    "decode(md5(random()::text) || md5(random()::text), "
 			    "'hex'), 1000 + $2::int, 'EUR', 'Bench GmbH', "
 			    "'DE89370400440532013000', now() + interval '60 s' "
-			    "FROM psu WHERE username = 'anna' RETURNING id", 2,
+			    "FROM psu WHERE username = 'bench-' || $1 "
+			    "RETURNING id", 2,
 			    (const char *const[]){ serials[i], "1" });
 			snprintf(ids[i], sizeof(ids[i]), "%s",
 			    PQgetvalue(res, 0, 0));

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Recreates a device test database in the throwaway cluster and prints its
 # conninfo: tests/device/testdb.sh NAME. Until psd2ctl migrate runs here,
-# a stand-in psu table (PSUs anna and ben) precedes migration 020.
+# a stand-in psu table (PSUs anna and ben) precedes migration 020, and a
+# stand-in audit_log precedes migration 082 and the device functions of
+# the staff pages and psd2ctl (src/db/functions/72_staff_devices.sql).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -16,5 +18,8 @@ asroot psql -h "$sock" -p "$port" -U postgres -d postgres -qX \
 psql -h "$sock" -p "$port" -U psd2gate -d "$db" -qX -v ON_ERROR_STOP=1 \
     -c "CREATE TABLE psu (id bigserial PRIMARY KEY, username text UNIQUE NOT NULL)" \
     -c "INSERT INTO psu (username) VALUES ('anna'), ('ben')" \
-    -1 -f src/db/migrations/020_devices.sql >&2
+    -c "CREATE TABLE audit_log (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), actor text NOT NULL, action text NOT NULL, detail jsonb NOT NULL DEFAULT '{}')" \
+    -1 -f src/db/migrations/020_devices.sql \
+    -f src/db/migrations/082_device_staff.sql \
+    -f src/db/functions/72_staff_devices.sql >&2
 echo "host=$sock port=$port dbname=$db user=psd2gate"

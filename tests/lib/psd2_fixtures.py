@@ -14,6 +14,7 @@ import subprocess
 
 import pytest
 
+import openapi_check
 import psd2lib
 from psd2lib import (Server, make_client, make_psu, pgcluster_start, psd2ctl,
                      Signer)
@@ -24,6 +25,11 @@ __all__ = ["pgcluster", "service_setup", "server", "ratelimit_server",
            "_log_offsets"]
 
 _servers = []           # started Server objects, for failure log tails
+
+# Every response of the API suites against the OpenAPI document.
+if os.environ.get("PSD2_SUITE_LABEL", "").split("-")[0] in (
+        "api", "ais", "tpp", "prod"):
+    openapi_check.install()
 _sanitizer_failures = []
 
 

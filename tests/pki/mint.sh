@@ -12,6 +12,7 @@
 #	a root CA of their own in DIR/ca), NAME.key + NAME.crt each:
 #	  all       roles AI PI IC, PSDDE-BAFIN-999999, RSA 2048
 #	  pi        role PSP_PI only
+#	  aionly    roles PSP_AI PSP_IC (no PSP_PI)
 #	  ec        EC P-256, roles AI PI IC
 #	  expired   valid 2020 to 2021
 #	  noqc      without the PSD2 QCStatement
@@ -198,6 +199,8 @@ testpki() {
 	leaf "$ca" "$dir" all seal rsa "$ROLES_ALL" yes "$ORG_SANDBOX" \
 	    "Sandbox TPP GmbH"
 	leaf "$ca" "$dir" pi seal rsa "PI" yes "$ORG_SANDBOX" "Sandbox TPP GmbH"
+	leaf "$ca" "$dir" aionly seal rsa "AI IC" yes "$ORG_SANDBOX" \
+	    "Sandbox TPP GmbH"
 	leaf "$ca" "$dir" ec seal ec "$ROLES_ALL" yes "$ORG_SANDBOX" \
 	    "Sandbox TPP GmbH"
 	leaf "$ca" "$dir" expired seal rsa "$ROLES_ALL" yes "$ORG_SANDBOX" \

@@ -304,9 +304,18 @@ BEGIN
 		RETURN 'failed';
 	END IF;
 	IF p.locked_until IS NOT NULL AND p.locked_until > now() THEN
+		-- An SCA outcome (issue 10: audit log).
+		INSERT INTO audit_log (actor, action, detail)
+		VALUES ('psu:' || p.username, 'psu.login_failed',
+		    jsonb_build_object('factor', CASE WHEN p_reset THEN 'totp'
+			ELSE 'password' END, 'outcome', 'locked'));
 		RETURN CASE WHEN p_ok THEN 'locked' ELSE 'failed' END;
 	END IF;
 	IF NOT p_ok THEN
+		INSERT INTO audit_log (actor, action, detail)
+		VALUES ('psu:' || p.username, 'psu.login_failed',
+		    jsonb_build_object('factor', CASE WHEN p_reset THEN 'totp'
+			ELSE 'password' END, 'outcome', 'failed'));
 		IF p.failed_logins + 1 >= p_max_failures THEN
 			UPDATE psu SET failed_logins = 0,
 			    locked_until = now() + make_interval(secs => p_lock_seconds)
@@ -369,6 +378,10 @@ BEGIN
 		RETURN r;
 	END IF;
 	UPDATE psu SET totp_last_step = p_step WHERE id = p_psu_id;
+	INSERT INTO audit_log (actor, action, detail)
+	SELECT 'psu:' || username, 'psu.login',
+	    jsonb_build_object('factor', 'totp', 'outcome', 'ok')
+	FROM psu WHERE id = p_psu_id;
 	INSERT INTO web_session AS s (id_hash, subject_kind, subject_id,
 	    expires_at)
 	VALUES (p_session_hash, 'psu', p_psu_id,
@@ -442,6 +455,10 @@ BEGIN
 	IF NOT p_approve THEN
 		UPDATE auth_flow SET decision = 'denied'
 		WHERE flow_hash = p_flow_hash;
+		INSERT INTO audit_log (actor, action, detail)
+		SELECT 'psu:' || username, 'psu.consent_denied',
+		    jsonb_build_object('client_id', p_client_id)
+		FROM psu WHERE id = p_psu_id;
 		RETURN 'denied';
 	END IF;
 	IF session_psu(p_session_hash, p_idle) IS DISTINCT FROM p_psu_id THEN
@@ -472,6 +489,11 @@ BEGIN
 	UPDATE auth_flow SET decision = 'approved', consent_id = p_consent_id,
 	    code_hash = p_code_hash
 	WHERE flow_hash = p_flow_hash;
+	INSERT INTO audit_log (actor, action, detail)
+	SELECT 'psu:' || username, 'psu.consent_approved',
+	    jsonb_build_object('client_id', p_client_id, 'consent_id',
+		p_consent_id, 'scopes', to_jsonb(p_scopes))
+	FROM psu WHERE id = p_psu_id;
 	RETURN 'ok';
 END;
 $$;

@@ -5,8 +5,11 @@
 
 -- Creates the monthly partitions of access_log for this month and the
 -- next p_months (UTC months). Returns how many it created.
+-- SECURITY DEFINER: it creates partitions, which only the owner role may
+-- (the service's and psd2ctl's roles have no DDL rights; migration 083).
 CREATE OR REPLACE FUNCTION access_log_ensure(p_months integer DEFAULT 2)
-RETURNS integer LANGUAGE plpgsql AS $$
+RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = public
+AS $$
 DECLARE
 	m timestamp := date_trunc('month', now() AT TIME ZONE 'UTC');
 	part text;
@@ -38,8 +41,10 @@ $$;
 -- Drops the monthly partitions wholly older than p_retention_days and
 -- deletes such rows from the default partition; then makes sure the
 -- coming months exist. Returns the number of partitions dropped.
+-- SECURITY DEFINER: it drops partitions (owner only, migration 083).
 CREATE OR REPLACE FUNCTION access_log_purge(p_retention_days integer)
-RETURNS integer LANGUAGE plpgsql AS $$
+RETURNS integer LANGUAGE plpgsql SECURITY DEFINER SET search_path = public
+AS $$
 DECLARE
 	r record;
 	cutoff timestamptz := now() - make_interval(days => p_retention_days);

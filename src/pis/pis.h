@@ -1,0 +1,89 @@
+/*
+ * Payment initiation (issue 9): the TPP's payment endpoints under
+ * /auth/v1/psd2/payments/, the decider that verifies the authenticator's
+ * signed outcome itself, and the booking.
+ *
+ * An endpoint call runs one way, as the AIS calls do (src/ais/ais.h):
+ *
+ *	1. C settles everything it can judge alone, before any query: the
+ *	   bearer token's form, the TPP verdict (signature, certificate,
+ *	   role PSP_PI), PSU-IP-Address, the product, the path's ids and the
+ *	   body (IBANs mod 97, amount into minor units, currency, creditor
+ *	   name NFC, remittance, SCA headers).
+ *	2. One query: pis_initiate() or pis_payment()
+ *	   (src/db/functions/60_pis.sql), which do the bearer check, the
+ *	   certificate's TPP against the token's, the x-request-id mark, the
+ *	   scope, the consent's accounts and the payment in one transaction
+ *	   and return the answer or one named refusal (enum pis_refusal);
+ *	   or, when step 1 refused, only the bearer check.
+ *	3. The answer is written once, by pis_finish().
+ *
+ * Order of answers: bearer token, TPP verdict, role, PSU-IP-Address,
+ * product, input format, certificate organisation vs the token's TPP,
+ * x-request-id replay, scope, debtor account, redirect URI, resource.
+ */
+#ifndef PSD2_PIS_H
+#define PSD2_PIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ais/ais.h"
+#include "db/db.h"
+#include "tpp/tpp.h"
+
+struct http_request;
+
+#define PIS_PREFIX	"/auth/v1/psd2/payments/"
+
+struct pis_settings {
+	int	sca_seconds;	/* psd2_pis_sca_seconds: challenge deadline */
+	int	sweep_ms;	/* psd2_pis_sweep_ms: decider sweep period */
+};
+
+void				 pis_settings_load(void);
+const struct pis_settings	*pis_settings(void);
+
+struct pis_call {
+	struct db_query		q;
+	struct tpp_verdict	verdict;
+	const char		*token;		/* as sent, for the 401 body */
+	int			 answered;	/* sent before any query */
+	struct ais_refusal	 input;		/* first input error */
+	struct ais_refusal	 refusal;	/* what step 1 settled */
+	char			 psu_ip[AIS_IP_MAX];
+};
+
+/* http_state of a payment call, freed with the request. */
+struct pis_call	*pis_call_new(struct http_request *);
+
+/* Records an input error (the first one is reported). */
+void	pis_input_error(struct pis_call *, int, const char *, const char *,
+	    const char *, ...) __attribute__((format(printf, 5, 6)));
+
+/*
+ * Steps 1 and 2: returns 1 when sql was started with the common
+ * parameters $1 token digest, $2 TLS client certificate x5t#S256, $3
+ * certificate organizationIdentifier, $4 x-request-id, $5 PSU-IP-Address,
+ * and the caller must add its own ($6...); 0 when it must not.
+ */
+int	pis_begin(struct http_request *, struct pis_call *, const char *);
+
+/* Drives the query and writes the answer; a Kore handler result. */
+int	pis_finish(struct http_request *, struct pis_call *);
+
+/* The payment products (404 PRODUCT_UNKNOWN for anything else). */
+int	pis_product_known(const char *, size_t);
+
+/*
+ * The amount of a payment: a decimal string > 0 with at most 2
+ * decimals and at most 999999999.99, without sign, exponent, spaces or
+ * leading zeros ("0.5" and "10" are fine, "010", ".5", "5." are not),
+ * into minor units. Returns 0, or -1.
+ */
+int	pis_amount_parse(const char *, int64_t *);
+
+/* The decider (decide.c): one worker per instance listens. */
+void	pis_decider_start(void);
+
+#endif

@@ -1,0 +1,302 @@
+/*
+ * Input of the payment endpoints, checked precisely in C before the one
+ * query: products, amounts (decimal text into integer minor units, never
+ * a double), and the initiation body (IBANs with their MOD 97-10 check,
+ * ISO 4217 and EUR, the creditor name as the device will show and sign
+ * it, the remittance).
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include <jansson.h>
+
+#include "common/money.h"
+#include "devcur.h"
+#include "devtext.h"
+#include "iban.h"
+#include "pis/pis.h"
+#include "pis/pis_input.h"
+
+/* At most 9 integer digits and 2 decimals: 999999999.99. */
+#define PIS_AMOUNT_INT_MAX	9
+#define PIS_AMOUNT_DEC_MAX	2
+#define PIS_REMITTANCE_MAX	140
+#define PIS_URI_MAX		2048
+
+static const char *const pis_products[] = {
+	"sepa-credit-transfers",
+	"instant-sepa-credit-transfers",
+};
+
+int
+pis_product_known(const char *s, size_t len)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(pis_products) / sizeof(pis_products[0]); i++) {
+		if (strlen(pis_products[i]) == len &&
+		    memcmp(pis_products[i], s, len) == 0)
+			return (1);
+	}
+	return (0);
+}
+
+int
+pis_amount_parse(const char *s, int64_t *minor)
+{
+	int64_t		v;
+	size_t		i, nint, ndec;
+
+	v = 0;
+	for (i = 0, nint = 0; s[i] >= '0' && s[i] <= '9'; i++, nint++)
+		v = v * 10 + (s[i] - '0');
+	if (nint == 0 || nint > PIS_AMOUNT_INT_MAX || (nint > 1 && s[0] == '0'))
+		return (-1);
+	ndec = 0;
+	if (s[i] == '.') {
+		for (i++; s[i] >= '0' && s[i] <= '9'; i++, ndec++) {
+			if (ndec == PIS_AMOUNT_DEC_MAX)
+				return (-1);
+			v = v * 10 + (s[i] - '0');
+		}
+		if (ndec == 0)
+			return (-1);
+	}
+	if (s[i] != '\0')
+		return (-1);
+	for (; ndec < PIS_AMOUNT_DEC_MAX; ndec++)
+		v *= 10;
+	if (v <= 0)
+		return (-1);
+	*minor = v;
+	return (0);
+}
+
+/* A string member of an object member: doc.outer.inner. */
+static const char *
+pis_member(json_t *doc, const char *outer, const char *inner, size_t *len)
+{
+	json_t	*o, *v;
+
+	if (!json_is_object(o = json_object_get(doc, outer)))
+		return (NULL);
+	if (!json_is_string(v = json_object_get(o, inner)))
+		return (NULL);
+	*len = json_string_length(v);
+	return (json_string_value(v));
+}
+
+static int
+pis_iban(struct pis_call *c, json_t *doc, const char *outer,
+    char out[PIS_IBAN_MAX + 1])
+{
+	const char	*s;
+	size_t		 len;
+
+	s = pis_member(doc, outer, "iban", &len);
+	if (s == NULL || !iban_valid(s, len) || len > PIS_IBAN_MAX) {
+		pis_input_error(c, 400, "FORMAT_ERROR", outer[0] == 'd' ?
+		    "debtorAccount.iban" : "creditorAccount.iban",
+		    "%s.iban must be an IBAN (electronic format, upper case, "
+		    "valid check digits).", outer);
+		return (-1);
+	}
+	memcpy(out, s, len + 1);
+	return (0);
+}
+
+static int
+pis_amount(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
+{
+	const char	*cur, *amt;
+	size_t		 len;
+
+	cur = pis_member(doc, "instructedAmount", "currency", &len);
+	if (cur == NULL || len != 3 || money_currency_exponent(cur) < 0) {
+		pis_input_error(c, 400, "FORMAT_ERROR",
+		    "instructedAmount.currency",
+		    "instructedAmount.currency must be an ISO 4217 code.");
+		return (-1);
+	}
+	/* Both SEPA products are EUR only (and EUR is displayable). */
+	if (strcmp(cur, "EUR") != 0 || !devcur_displayable(cur)) {
+		pis_input_error(c, 400, "FORMAT_ERROR",
+		    "instructedAmount.currency",
+		    "instructedAmount.currency: %s takes EUR only.",
+		    in->product);
+		return (-1);
+	}
+	memcpy(in->currency, cur, 4);
+	amt = pis_member(doc, "instructedAmount", "amount", &len);
+	if (amt == NULL || strlen(amt) != len ||
+	    pis_amount_parse(amt, &in->amount_minor) == -1) {
+		pis_input_error(c, 400, "FORMAT_ERROR",
+		    "instructedAmount.amount",
+		    "instructedAmount.amount must be a decimal string greater "
+		    "than 0 with at most 2 decimals and at most 999999999.99.");
+		return (-1);
+	}
+	return (0);
+}
+
+static int
+pis_name(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
+{
+	json_t	*v;
+	size_t	 n;
+	int	 rc;
+
+	v = json_object_get(doc, "creditorName");
+	if (!json_is_string(v)) {
+		pis_input_error(c, 400, "FORMAT_ERROR", "creditorName",
+		    "creditorName is required (a string).");
+		return (-1);
+	}
+	rc = json_string_length(v) > DEVTEXT_INPUT_MAX ? DEVTEXT_LENGTH :
+	    devtext_payee_normalize(json_string_value(v),
+	    json_string_length(v), in->name, sizeof(in->name), &n);
+	if (rc != DEVTEXT_OK) {
+		pis_input_error(c, 400, "FORMAT_ERROR", "creditorName",
+		    "creditorName: %s.", devtext_error(rc));
+		return (-1);
+	}
+	return (0);
+}
+
+/* Code points of valid UTF-8 (jansson checked it), refusing controls. */
+static int
+pis_text_ok(const char *s, size_t len, size_t max)
+{
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 i, n;
+
+	for (i = 0, n = 0; i < len; i++) {
+		if (u[i] < 0x20 || u[i] == 0x7f)
+			return (0);
+		/* C1 controls U+0080..U+009F: C2 80..C2 9F. */
+		if (u[i] == 0xc2 && i + 1 < len && u[i + 1] < 0xa0)
+			return (0);
+		if ((u[i] & 0xc0) != 0x80)
+			n++;
+	}
+	return (n >= 1 && n <= max);
+}
+
+static int
+pis_remittance(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
+{
+	json_t	*v;
+
+	v = json_object_get(doc, "remittanceInformationUnstructured");
+	if (v == NULL || json_is_null(v))
+		return (0);
+	if (!json_is_string(v) || !pis_text_ok(json_string_value(v),
+	    json_string_length(v), PIS_REMITTANCE_MAX)) {
+		pis_input_error(c, 400, "FORMAT_ERROR",
+		    "remittanceInformationUnstructured",
+		    "remittanceInformationUnstructured must be 1 to %d "
+		    "characters without control characters.",
+		    PIS_REMITTANCE_MAX);
+		return (-1);
+	}
+	in->remittance = kore_strdup(json_string_value(v));
+	return (0);
+}
+
+int
+pis_payment_parse(struct pis_call *c, const char *body, size_t len,
+    struct pis_payment_in *in)
+{
+	json_t		*doc;
+	json_error_t	 jerr;
+	int		 rc;
+
+	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
+	    NULL;
+	if (doc == NULL || !json_is_object(doc)) {
+		pis_input_error(c, 400, "FORMAT_ERROR", "body",
+		    "The body must be a JSON object with instructedAmount, "
+		    "debtorAccount, creditorAccount and creditorName.");
+		if (doc != NULL)
+			json_decref(doc);
+		return (-1);
+	}
+	rc = -1;
+	if (pis_amount(c, doc, in) == 0 &&
+	    pis_iban(c, doc, "debtorAccount", in->debtor) == 0 &&
+	    pis_iban(c, doc, "creditorAccount", in->creditor) == 0 &&
+	    pis_name(c, doc, in) == 0 && pis_remittance(c, doc, in) == 0)
+		rc = 0;
+	json_decref(doc);
+	return (rc);
+}
+
+/* "true" or "false" (any case); absent is false. */
+static int
+pis_bool_header(struct pis_call *c, struct http_request *req,
+    const char *name, const char *label, int *out)
+{
+	const char	*v;
+
+	*out = 0;
+	if (!http_request_header(req, name, &v))
+		return (0);
+	if (strcasecmp(v, "true") == 0) {
+		*out = 1;
+		return (0);
+	}
+	if (strcasecmp(v, "false") == 0)
+		return (0);
+	pis_input_error(c, 400, "FORMAT_ERROR", label,
+	    "%s must be true or false.", label);
+	return (-1);
+}
+
+static int
+pis_uri_header(struct pis_call *c, struct http_request *req,
+    const char *name, const char *label, const char **out)
+{
+	const char	*v;
+	size_t		 i, len;
+
+	*out = NULL;
+	if (!http_request_header(req, name, &v))
+		return (0);
+	len = strlen(v);
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)v[i] <= 0x20 || v[i] == 0x7f)
+			break;
+	}
+	if (len == 0 || len > PIS_URI_MAX || i != len) {
+		pis_input_error(c, 400, "FORMAT_ERROR", label,
+		    "%s must be a URI (at most %d characters).", label,
+		    PIS_URI_MAX);
+		return (-1);
+	}
+	*out = v;
+	return (0);
+}
+
+int
+pis_sca_headers(struct pis_call *c, struct http_request *req,
+    struct pis_payment_in *in)
+{
+	int	redirect_preferred;
+
+	if (pis_bool_header(c, req, "tpp-redirect-preferred",
+	    "TPP-Redirect-Preferred", &redirect_preferred) == -1 ||
+	    pis_bool_header(c, req, "tpp-decoupled-preferred",
+	    "TPP-Decoupled-Preferred", &in->decoupled) == -1 ||
+	    pis_uri_header(c, req, "tpp-redirect-uri", "TPP-Redirect-URI",
+	    &in->redirect_uri) == -1 ||
+	    pis_uri_header(c, req, "tpp-nok-redirect-uri",
+	    "TPP-Nok-Redirect-URI", &in->nok_redirect_uri) == -1)
+		return (-1);
+	return (0);
+}

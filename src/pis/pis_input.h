@@ -1,0 +1,35 @@
+/*
+ * The initiation's input (pis_input.c), checked in C before the query.
+ */
+#ifndef PSD2_PIS_INPUT_H
+#define PSD2_PIS_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PIS_IBAN_MAX	34
+
+struct pis_call;
+struct http_request;
+
+struct pis_payment_in {
+	const char	*product;
+	int64_t		 amount_minor;
+	char		 currency[4];
+	char		 debtor[PIS_IBAN_MAX + 1];
+	char		 creditor[PIS_IBAN_MAX + 1];
+	char		 name[72];		/* NFC, at most 70 bytes */
+	char		*remittance;		/* kore_malloc'ed, or NULL */
+	int		 decoupled;		/* TPP-Decoupled-Preferred */
+	const char	*redirect_uri;		/* TPP-Redirect-URI */
+	const char	*nok_redirect_uri;	/* TPP-Nok-Redirect-URI */
+};
+
+/* The body: 0, or -1 with the input error recorded on the call. */
+int	pis_payment_parse(struct pis_call *, const char *, size_t,
+	    struct pis_payment_in *);
+/* TPP-Redirect-Preferred, TPP-Decoupled-Preferred, the redirect URIs. */
+int	pis_sca_headers(struct pis_call *, struct http_request *,
+	    struct pis_payment_in *);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * The driver of every staff page after login: the session look-up, the
+ * role check (admin-only pages), the CSRF check of a POST, then the
+ * page's one query and its rendering. Pages are given as a spec.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+
+#include <openssl/crypto.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/respond.h"
+#include "db/db.h"
+#include "oauth/oauth.h"
+#include "staff/staff.h"
+#include "staff/staff_page.h"
+#include "web/forms.h"
+#include "web/pages.h"
+
+static void
+staff_page_free(struct http_request *req)
+{
+	struct staff_page	*p = http_state_get(req);
+
+	db_query_end(&p->q);
+	OPENSSL_cleanse(p->secret, sizeof(p->secret));
+}
+
+static enum oauth_next
+staff_page_step(struct http_request *req, void *arg)
+{
+	struct staff_page	*p = arg;
+
+	if (p->phase == 1) {
+		p->spec->render(req, p);
+		return (OAUTH_ANSWERED);
+	}
+	if (staff_session_read(&p->q, &p->who) == -1) {
+		staff_to_login(req);
+		return (OAUTH_ANSWERED);
+	}
+	if (p->spec->admin_only && !p->who.admin) {
+		staff_message(req, 403, "error_title", "staff_forbidden",
+		    &p->who);
+		return (OAUTH_ANSWERED);
+	}
+	if (p->spec->post && !staff_csrf_valid(req, &p->who)) {
+		staff_message(req, 403, "error_title", "error_csrf_staff",
+		    &p->who);
+		return (OAUTH_ANSWERED);
+	}
+	if (p->spec->query(req, p) == -1)
+		return (OAUTH_ANSWERED);
+	p->phase = 1;
+	return (OAUTH_QUERY);
+}
+
+int
+staff_page_run(struct http_request *req, const struct staff_page_spec *spec)
+{
+	struct staff_page	*p;
+
+	if (!http_state_exists(req)) {
+		p = http_state_create(req, sizeof(*p), staff_page_free);
+		p->spec = spec;
+		if (spec->post)
+			http_populate_post(req);
+		else
+			http_populate_get(req);
+		if (staff_cookie_digest(req, p->who.session_digest) == -1) {
+			staff_to_login(req);
+			return (KORE_RESULT_OK);
+		}
+		staff_session_query(&p->q, req, p->who.session_digest);
+	}
+	p = http_state_get(req);
+	return (oauth_finish(req, &p->q, staff_page_step, p,
+	    "staff page query"));
+}
+
+json_t *
+staff_page_json(struct staff_page *p)
+{
+	json_t	*v;
+
+	if (db_rows(&p->q) != 1 || db_is_null(&p->q, 0, 0))
+		return (NULL);
+	v = json_loads(db_value(&p->q, 0, 0), 0, NULL);
+	return (v);
+}
+
+void
+staff_page_actor(const struct staff_page *p, char *out, size_t len)
+{
+	snprintf(out, len, "staff:%s", p->who.username);
+}

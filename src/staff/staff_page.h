@@ -1,0 +1,38 @@
+/* The driver of the staff pages after login (staff_page.c). */
+#ifndef PSD2_STAFF_PAGE_H
+#define PSD2_STAFF_PAGE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "db/db.h"
+#include "staff/staff.h"
+
+struct staff_page;
+
+struct staff_page_spec {
+	int	admin_only;
+	int	post;		/* a POST: the session's CSRF token is checked */
+	/* Starts the page's query on p->q: 0, or -1 when it answered. */
+	int	(*query)(struct http_request *, struct staff_page *);
+	/* Answers with the query's result. */
+	void	(*render)(struct http_request *, struct staff_page *);
+};
+
+struct staff_page {
+	const struct staff_page_spec	*spec;
+	struct db_query			 q;
+	struct staff_who		 who;
+	int				 phase;
+	/* A new client secret, until the answer shows it (then wiped). */
+	char				 secret[64];
+};
+
+int	staff_page_run(struct http_request *, const struct staff_page_spec *);
+/* The first column of the one row as JSON (NULL: none or not JSON). */
+json_t	*staff_page_json(struct staff_page *);
+/* "staff:<username>", the actor of audit rows. */
+void	staff_page_actor(const struct staff_page *, char *, size_t);
+
+#endif

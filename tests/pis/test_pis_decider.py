@@ -1,0 +1,87 @@
+"""The decider's own connection and sweeps: a lost LISTEN connection is
+reconnected and what happened meanwhile is decided; an ACTC payment whose
+booking never started (a crash, a lost notification) is booked by the
+sweep; a device whose counter is exhausted gets no challenge."""
+
+import time
+
+from conftest import (REDIRECT, SCT, balance, payment_row, sql, sql1,
+                      wait_for, wait_shown, wait_status)
+
+
+def decider_backends(db):
+    return sql(db, "SELECT pid FROM pg_stat_activity WHERE "
+               "application_name = 'psd2gate-pis'")
+
+
+def test_lost_connection_is_reconnected_and_swept(api, db, emulator, payer,
+                                                   server):
+    r = api.initiate(payer)
+    pid = r.json()["paymentId"]
+    wait_shown(emulator, payer.serial)
+    emulator.cmd("pin", payer.serial, "1234")
+    old = decider_backends(db)
+    assert len(old) == 1, old
+    since = server.log_size()
+    sql(db, "SELECT pg_terminate_backend(%s)", old[0][0])
+    # The outcome is written while the decider's connection is down or
+    # coming back: its notification may be lost; the sweep after the
+    # reconnect decides it.
+    emulator.cmd("press", payer.serial)
+    assert wait_status(db, pid, "ACSC", timeout=10)[0] == "ACSC"
+    new = wait_for(lambda: decider_backends(db), what="decider reconnected")
+    assert new != old
+    log = server.log_text(since)
+    assert "pis: decider connection lost" in log
+    assert "pis: decider connection up" in log
+
+
+def test_actc_left_unbooked_is_booked_by_the_sweep(api, db, payer_factory):
+    payer = payer_factory(device=False)
+    r = api.initiate(payer, decoupled=False,
+                     headers={"TPP-Redirect-URI": REDIRECT})
+    pid = r.json()["paymentId"]
+    # As if SCA had passed and the service had stopped before booking:
+    # ACTC committed, its notification never heard.
+    sql(db, "ALTER TABLE payment DISABLE TRIGGER payment_notify")
+    try:
+        sql(db, "UPDATE payment SET transaction_status = 'ACTC' "
+            "WHERE id = %s", pid)
+    finally:
+        sql(db, "ALTER TABLE payment ENABLE TRIGGER payment_notify")
+    t0 = time.time()
+    assert wait_status(db, pid, "ACSC", timeout=5)[0] == "ACSC"
+    assert time.time() - t0 < 2
+    assert balance(db, payer.iban) == 100000 - 1234
+
+
+def test_booking_is_one_transaction_and_once(api, db, payer_factory):
+    """pis_book() twice on the same payment books it once."""
+    payer = payer_factory(device=False)
+    r = api.initiate(payer, decoupled=False,
+                     headers={"TPP-Redirect-URI": REDIRECT})
+    pid = r.json()["paymentId"]
+    sql(db, "ALTER TABLE payment DISABLE TRIGGER payment_notify")
+    try:
+        sql(db, "UPDATE payment SET transaction_status = 'ACTC' "
+            "WHERE id = %s", pid)
+        first = sql1(db, "SELECT pis_book(%s)", pid)
+        second = sql1(db, "SELECT pis_book(%s)", pid)
+    finally:
+        sql(db, "ALTER TABLE payment ENABLE TRIGGER payment_notify")
+    assert (first, second) == ("ACSC", "none")
+    assert balance(db, payer.iban) == 100000 - 1234
+    assert payment_row(db, pid)[0] == "ACSC"
+
+
+def test_exhausted_counter_gets_no_challenge(api, db, emulator, payer):
+    sql(db, "UPDATE device SET last_counter = 4294967295 WHERE serial = %s",
+        payer.serial)
+    r = api.initiate(payer)
+    assert r.status_code == 400
+    assert r.json()["tppMessages"][0]["path"] == "TPP-Redirect-URI"
+    r = api.initiate(payer, headers={"TPP-Redirect-URI": REDIRECT})
+    assert r.status_code == 201
+    assert r.json()["scaStatus"] == "received"
+    assert sql1(db, "SELECT count(*) FROM device_challenge WHERE "
+                "device_serial = %s", payer.serial) == 0

@@ -1,0 +1,532 @@
+"""conf/production.conf started for real (issue 11): the configuration of
+tests/prod/prodconf.py (only addresses, host paths and test certificates
+differ), psd2gate started as root without -n/-r, so the workers and the
+key manager chroot and drop to the unprivileged user psd2gate, with
+Kore's seccomp filter on. TLS with two host names (SNI): the PSUs' host
+without, the TPPs' host with a client certificate (QWAC of the test
+PKI); tokens bound to the QWAC (RFC 8705); signed API calls. The database
+is a fresh one of the test cluster, reached over TCP with TLS
+(sslmode=verify-full against db.internal at hostaddr 127.0.0.1), filled
+only with what an operator creates with psd2ctl: no sandbox data.
+
+The test resolves the two host names to 127.0.0.1 inside this process
+(socket.getaddrinfo), as /etc/hosts would, without touching the machine.
+"""
+
+import base64
+import hashlib
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.parse
+
+import psycopg2
+import pytest
+import requests
+
+import prodconf
+import psd2lib
+import units
+from psd2lib import PsuBrowser, location_params, random_base32, random_iban
+
+PORT = psd2lib.test_port("PSD2_TEST_PROD_PORT", 18983)
+FOLDER = os.path.join(psd2lib.TOP, "var", "prod")
+SANDBOX = os.path.join(psd2lib.TOP, "var", "sandbox")
+PKI = os.path.join(psd2lib.TOP, "var", "test-pki")
+CA = os.path.join(SANDBOX, "ca", "ca.crt")
+QWAC = (os.path.join(PKI, "qwac.crt"), os.path.join(PKI, "qwac.key"))
+WWW = "psd2.bank.example"
+API = "api.psd2.bank.example"
+WWW_URL = "https://%s:%d" % (WWW, PORT)
+API_URL = "https://%s:%d" % (API, PORT)
+DBNAME = "psd2gate_prod"
+RUNAS = "psd2gate"
+ORG = "PSDDE-BAFIN-999999"
+REDIRECT = "https://tpp.example/callback"
+
+
+# --------------------------------------------------------------------------
+# Set-up, as an operator would do it on a host
+
+def run(*cmd, **kw):
+    p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120, **kw)
+    assert p.returncode == 0, "%s: %s%s" % (" ".join(cmd), p.stdout,
+                                            p.stderr)
+    return p.stdout
+
+
+def system_user():
+    try:
+        return pwd.getpwnam(RUNAS)
+    except KeyError:
+        run("useradd", "--system", "--no-create-home", "--home-dir",
+            "/nonexistent", "--shell", "/usr/sbin/nologin", RUNAS)
+        return pwd.getpwnam(RUNAS)
+
+
+def server_cert(dest_dir, name, sans, owner=None):
+    """A TLS server certificate for sans, issued by the sandbox CA."""
+    key = os.path.join(dest_dir, name + ".key")
+    if os.path.exists(key):
+        os.unlink(key)
+    csr = os.path.join(dest_dir, name + ".csr")
+    crt = os.path.join(dest_dir, name + ".crt")
+    ext = os.path.join(dest_dir, name + ".ext")
+    run("openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes",
+        "-keyout", key, "-out", csr, "-subj", "/CN=%s" % sans[0])
+    with open(ext, "w") as f:
+        f.write("basicConstraints=critical,CA:FALSE\n"
+                "keyUsage=critical,digitalSignature,keyEncipherment\n"
+                "extendedKeyUsage=serverAuth\n"
+                "subjectAltName=%s\n" % ",".join("DNS:" + s for s in sans))
+    run("openssl", "x509", "-req", "-in", csr, "-CA", CA, "-CAkey",
+        os.path.join(SANDBOX, "ca", "ca.key"), "-CAcreateserial",
+        "-CAserial", os.path.join(dest_dir, "ca.srl"), "-days", "30",
+        "-sha256", "-extfile", ext, "-out", crt)
+    for p in (csr, ext):
+        os.unlink(p)
+    os.chmod(key, 0o400)
+    if owner is not None:
+        os.chown(key, owner.pw_uid, owner.pw_gid)
+    return crt, key
+
+
+class superuser:
+    def __enter__(self):
+        self.c = psycopg2.connect(host="127.0.0.1",
+                                  port=os.environ["PGPORT"],
+                                  user="postgres", dbname="postgres")
+        self.c.autocommit = True
+        return self.c.cursor()
+
+    def __exit__(self, *exc):
+        self.c.close()
+
+
+def database_with_tls():
+    """A fresh database; the test cluster speaks TLS as db.internal."""
+    with superuser() as cur:
+        cur.execute("SHOW data_directory")
+        data = cur.fetchone()[0]
+        pg = pwd.getpwnam("postgres")
+        crt, key = server_cert(data, "prod-db", ["db.internal"], pg)
+        os.chown(crt, pg.pw_uid, pg.pw_gid)
+        os.chmod(key, 0o600)
+        cur.execute("ALTER SYSTEM SET ssl_cert_file = %s", (crt,))
+        cur.execute("ALTER SYSTEM SET ssl_key_file = %s", (key,))
+        cur.execute("ALTER SYSTEM SET ssl = on")
+        cur.execute("SELECT pg_reload_conf()")
+        cur.execute('DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % DBNAME)
+        cur.execute('CREATE DATABASE "%s" OWNER psd2gate' % DBNAME)
+    time.sleep(0.5)
+
+
+def database_drop():
+    with superuser() as cur:
+        cur.execute('DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % DBNAME)
+        for k in ("ssl", "ssl_cert_file", "ssl_key_file"):
+            cur.execute("ALTER SYSTEM RESET %s" % k)
+        cur.execute("SELECT pg_reload_conf()")
+
+
+def host_folders(user):
+    shutil.rmtree(FOLDER, ignore_errors=True)
+    etc, root = os.path.join(FOLDER, "etc"), os.path.join(FOLDER, "root")
+    for d in ("keys/tls", "tls", "trust"):
+        os.makedirs(os.path.join(etc, d))
+    for d in ("trust", "crl", "tls"):
+        os.makedirs(os.path.join(root, d))
+    os.chmod(os.path.join(etc, "keys"), 0o711)
+    subprocess.run(["sh", os.path.join(psd2lib.TOP, "tests", "pki",
+                                       "mint.sh"), "sandbox", SANDBOX],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["sh", os.path.join(psd2lib.TOP, "tests", "pki",
+                                       "mint.sh"), "test", PKI,
+                    os.path.join(SANDBOX, "ca")], check=True,
+                   stdout=subprocess.DEVNULL)
+    # The key manager (keymgr_root, as psd2gate) reads the TLS keys.
+    tls = os.path.join(etc, "keys", "tls")
+    for name, host in (("api", API), ("www", WWW)):
+        server_cert(tls, name, [host], user)
+    shutil.copy(os.path.join(PKI, "dh.pem"),
+                os.path.join(etc, "tls", "dh2048.pem"))
+    for f in os.listdir(os.path.join(SANDBOX, "trust")):
+        shutil.copy(os.path.join(SANDBOX, "trust", f),
+                    os.path.join(etc, "trust", f))
+    # Inside root (the workers' chroot): the QWAC CAs, CRLs, the DB CA.
+    shutil.copy(os.path.join(SANDBOX, "trust", "sandbox-ca.pem"),
+                os.path.join(root, "trust", "qwac-ca.pem"))
+    for f in os.listdir(os.path.join(SANDBOX, "crl")):
+        shutil.copy(os.path.join(SANDBOX, "crl", f),
+                    os.path.join(root, "crl", f))
+    shutil.copy(CA, os.path.join(root, "tls", "db-ca.pem"))
+    os.chmod(FOLDER, 0o755)
+
+
+def ctl(conf, *args):
+    p = subprocess.run([os.path.join(psd2lib.bin_dir(), "psd2ctl"), "-c",
+                        conf] + list(args), text=True, timeout=120,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.returncode == 0, "psd2ctl %s: %s%s" % (" ".join(args),
+                                                    p.stdout, p.stderr)
+    return p.stdout
+
+
+class Operator:
+    """What the operator created with psd2ctl: one TPP, one PSU."""
+
+    def __init__(self, conf):
+        ctl(conf, "keys-init")
+        ctl(conf, "migrate")
+        out = ctl(conf, "tpp", "add", "--name", "Production TPP AG",
+                  "--org-id", ORG, "--redirect-uri", REDIRECT,
+                  "--pkce-required")
+        found = dict(re.findall(r"(?m)^\s*(client_id|client_secret): (\S+)$",
+                                out))
+        self.client_id = found["client_id"]
+        self.secret = found["client_secret"]
+        self.username = "erika"
+        self.password = "Erika-" + random_base32(8)
+        self.totp = random_base32()
+        ctl(conf, "psu", "add", self.username, "--password", self.password,
+            "--totp-secret", self.totp, "--name", "Erika Mustermann")
+        self.iban = random_iban("DE")
+        ctl(conf, "account", "add", self.username, self.iban, "EUR",
+            "Girokonto")
+
+
+# --------------------------------------------------------------------------
+# The instance
+
+def resolve_bank_names(monkeypatch):
+    real = socket.getaddrinfo
+
+    def fake(host, *a, **kw):
+        if host in (WWW, API):
+            host = "127.0.0.1"
+        return real(host, *a, **kw)
+    monkeypatch.setattr(socket, "getaddrinfo", fake)
+
+
+@pytest.fixture(scope="module")
+def prod(pgcluster):
+    mp = pytest.MonkeyPatch()
+    resolve_bank_names(mp)
+    if psd2lib.port_open(PORT):
+        pytest.fail("port %d is taken by %s" % (
+            PORT, psd2lib.port_holder(PORT)))
+    assert os.geteuid() == 0, "the production test starts psd2gate as root"
+    user = system_user()
+    host_folders(user)
+    database_with_tls()
+    conf = prodconf.generate(os.path.join(FOLDER, "etc", "psd2gate.conf"),
+                             FOLDER, PORT, int(os.environ["PGPORT"]),
+                             DBNAME)["conf"]
+    op = Operator(conf)
+    log_path = os.path.join(psd2lib.LOG_DIR, "%s-psd2gate-production.log" %
+                            psd2lib.suite_label())
+    log = open(log_path, "wb")
+    # As systemd starts it: no HOME, no PG* variables (the configuration
+    # alone must do), no locale.
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    # As conf/systemd/psd2gate.service starts it: root with only the
+    # unit's bounding set of capabilities, no new privileges.
+    caps = ",".join("+" + c for c in units.capability_bounding_set())
+    proc = subprocess.Popen(["setpriv", "--bounding-set", "-all," + caps,
+                             "--inh-caps", "-all", "--no-new-privs", "--",
+                             os.path.join(psd2lib.bin_dir(), "psd2gate"),
+                             "-c", conf, "-f"], cwd="/", env=env,
+                            stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.time() + 30
+    while True:
+        try:
+            r = requests.get(API_URL + "/health", cert=QWAC, verify=CA,
+                             timeout=2)
+            if r.status_code == 200:
+                break
+        except requests.RequestException:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            log.close()
+            pytest.fail("production psd2gate did not come up; log:\n" +
+                        open(log_path).read()[-4000:])
+        time.sleep(0.2)
+    inst = type("Prod", (), {})()
+    inst.proc, inst.conf, inst.op, inst.log_path = proc, conf, op, log_path
+    inst.user = user
+    yield inst
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    log.close()
+    mp.undo()
+    database_drop()
+
+
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def proc_status(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return dict(ln.split(":", 1) for ln in f.read().splitlines()
+                    if ":" in ln)
+
+
+# --------------------------------------------------------------------------
+# Tests
+
+def test_workers_and_keymgr_are_chrooted_unprivileged_and_filtered(prod):
+    kids = children(prod.proc.pid)
+    assert len(kids) >= 5, kids     # keymgr + 4 workers
+    roots = set()
+    for pid in kids:
+        st = proc_status(pid)
+        uids = st["Uid"].split()
+        assert set(uids) == {str(prod.user.pw_uid)}, (pid, st["Uid"])
+        assert set(st["Gid"].split()) == {str(prod.user.pw_gid)}, pid
+        assert st["CapEff"].strip() == "0" * 16, (pid, st["CapEff"])
+        roots.add(os.readlink("/proc/%d/root" % pid))
+    assert roots == {os.path.join(FOLDER, "root"),
+                     os.path.join(FOLDER, "etc", "keys")}, roots
+    # Kore's seccomp filter (mode 2) in every worker.
+    workers = [p for p in kids if os.readlink("/proc/%d/root" % p) ==
+               os.path.join(FOLDER, "root")]
+    assert len(workers) == 4
+    for pid in workers:
+        assert proc_status(pid)["Seccomp"].strip() == "2", pid
+
+
+def test_parent_keeps_only_the_units_capabilities(prod):
+    st = proc_status(prod.proc.pid)
+    assert st["Uid"].split()[0] == "0"
+    want = 0
+    for c in units.capability_bounding_set():
+        want |= 1 << CAPS[c]
+    assert int(st["CapBnd"], 16) == want
+    assert int(st["CapEff"], 16) == want
+    assert st["NoNewPrivs"].strip() == "1"
+
+
+CAPS = {"kill": 5, "setgid": 6, "setuid": 7, "net_bind_service": 10,
+        "sys_chroot": 18}
+
+
+def served_serial(host):
+    ctx = ssl.create_default_context(cafile=CA)
+    ctx.load_cert_chain(*QWAC)
+    with socket.create_connection(("127.0.0.1", PORT), 5) as s:
+        with ctx.wrap_socket(s, server_hostname=host) as t:
+            der = t.getpeercert(binary_form=True)
+    from cryptography import x509
+    return x509.load_der_x509_certificate(der).serial_number
+
+
+def test_tls_certificate_rotation_on_reload(prod):
+    """The unit's ExecReload (SIGUSR1): the key manager, chrooted and
+    unprivileged, reads the renewed certificate; no restart."""
+    before = served_serial(WWW)
+    tls = os.path.join(FOLDER, "etc", "keys", "tls")
+    crt, _ = server_cert(tls, "www", [WWW], prod.user)
+    from cryptography import x509
+    with open(crt, "rb") as f:
+        new = x509.load_pem_x509_certificate(f.read()).serial_number
+    assert new != before
+    os.kill(prod.proc.pid, signal.SIGUSR1)
+    deadline = time.time() + 10
+    seen = None
+    while seen != new and time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            seen = served_serial(WWW)
+        except ssl.SSLError as e:     # certificate and key of two ages
+            seen = e
+    assert seen == new
+    for _ in range(8):      # every worker has both
+        assert served_serial(WWW) == new
+    r = requests.get(WWW_URL + "/health", verify=CA, timeout=10)
+    assert r.status_code == 200
+
+
+def test_psu_host_needs_no_client_certificate_and_sends_hsts(prod):
+    r = requests.get(WWW_URL + "/health", verify=CA, timeout=10)
+    assert r.status_code == 200
+    assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+
+
+def test_tpp_host_refuses_a_connection_without_a_qwac(prod):
+    with pytest.raises(requests.exceptions.RequestException):
+        requests.get(API_URL + "/health", verify=CA, timeout=10)
+
+
+def test_metadata_names_the_production_endpoints(prod):
+    from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
+    r = requests.get(WWW_URL + "/.well-known/oauth-authorization-server",
+                     verify=CA, timeout=10)
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    saved = os.environ.pop("AUTHLIB_INSECURE_TRANSPORT", None)
+    try:
+        AuthorizationServerMetadata(doc).validate()   # https required
+    finally:
+        if saved is not None:
+            os.environ["AUTHLIB_INSECURE_TRANSPORT"] = saved
+    assert doc["issuer"] == WWW_URL
+    assert doc["authorization_endpoint"] == WWW_URL + "/auth/oauth/authorize"
+    assert doc["mtls_endpoint_aliases"] == {
+        "token_endpoint": API_URL + "/auth/oauth/token",
+        "revocation_endpoint": API_URL + "/auth/oauth/revoke"}
+    assert doc["tls_client_certificate_bound_access_tokens"] is True
+
+
+def test_full_flow_against_production(prod, signer):
+    op = prod.op
+    verifier = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
+    state = "st-" + random_base32(6)
+    url = psd2lib.authorize_url(
+        WWW_URL, op.client_id, REDIRECT, "ACCOUNT_INFORMATION", state,
+        code_challenge=psd2lib.s256(verifier), code_challenge_method="S256")
+    b = PsuBrowser(WWW_URL)
+    b.s.verify = CA
+    b.s.trust_env = False     # REQUESTS_CA_BUNDLE would override verify
+    cookies = []
+    r = b.authorize(url)
+    assert r.status_code == 200, r.text[:500]
+    assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+    cookies += r.raw.headers.getlist("Set-Cookie")
+    r = b.submit_login(op.username, op.password)
+    assert r.status_code == 200 and b.page.form("otp-form") is not None, \
+        r.text[:1000]
+    cookies += r.raw.headers.getlist("Set-Cookie")
+    r = b.submit_otp(psd2lib.fresh_totp(op.username, op.totp))
+    assert r.status_code == 200 and b.page.form("consent-form") is not None, \
+        r.text[:1000]
+    after_otp = r.raw.headers.getlist("Set-Cookie")
+    assert after_otp, "no session cookie after the TOTP step"
+    cookies += after_otp
+    for c in cookies:
+        attrs = [a.strip().lower() for a in c.split(";")[1:]]
+        assert "secure" in attrs, c
+        assert "httponly" in attrs, c
+    r = b.submit_consent("approve")
+    assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+    assert r.status_code == 302, r.text[:500]
+    _, q = location_params(r)
+    assert q["state"] == [state]
+    # The token over mTLS with the QWAC: bound to it (RFC 8705).
+    basic = psd2lib.basic_auth(op.client_id, op.secret)
+    r = requests.post(API_URL + "/auth/oauth/token", cert=QWAC, verify=CA,
+                      timeout=30, headers={"Authorization": basic}, data={
+                          "grant_type": "authorization_code",
+                          "code": q["code"][0], "redirect_uri": REDIRECT,
+                          "code_verifier": verifier})
+    assert r.status_code == 200, r.text
+    assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+    tok = r.json()
+    der = psd2lib_der(QWAC[0])
+    x5t = base64.urlsafe_b64encode(hashlib.sha256(der).digest()) \
+        .rstrip(b"=").decode()
+    conn = psycopg2.connect(host="127.0.0.1", port=os.environ["PGPORT"],
+                            user="postgres", dbname=DBNAME)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT cnf_x5t_s256 FROM token WHERE token_hash = %s",
+                    (hashlib.sha256(tok["access_token"].encode()).digest(),))
+        assert cur.fetchone()[0] == x5t
+        # No sandbox data: only what the operator created.
+        cur.execute("SELECT count(*) FROM psu")
+        assert cur.fetchone()[0] == 1
+        cur.execute("SELECT count(*) FROM tpp")
+        assert cur.fetchone()[0] == 1
+        # The workers' connections use TLS (sslmode=verify-full).
+        cur.execute("""SELECT s.ssl FROM pg_stat_ssl s
+                       JOIN pg_stat_activity a USING (pid)
+                       WHERE a.datname = %s AND a.usename = 'psd2gate'""",
+                    (DBNAME,))
+        ssl_flags = [row[0] for row in cur.fetchall()]
+        assert ssl_flags and all(ssl_flags), ssl_flags
+    finally:
+        conn.close()
+    # The signed account list, with the QWAC of the bound token.
+    sig = signer.default
+    h = sig.headers("GET", API_URL + psd2lib.ACCOUNT_LIST,
+                    headers={"Authorization": "Bearer " +
+                             tok["access_token"],
+                             "PSU-IP-Address": "192.0.2.10"})
+    r = requests.get(API_URL + psd2lib.ACCOUNT_LIST, headers=h, cert=QWAC,
+                     verify=CA, timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+    assert [a["iban"] for a in r.json()["accounts"]] == [op.iban]
+    # Unsigned: refused (signing required).
+    r = requests.get(API_URL + psd2lib.ACCOUNT_LIST, cert=QWAC, verify=CA,
+                     timeout=30, headers={"Authorization": "Bearer " +
+                                          tok["access_token"]})
+    assert r.status_code == 401, r.text
+    # The bound token over the PSU host (no certificate): invalid.
+    h = sig.headers("GET", WWW_URL + psd2lib.ACCOUNT_LIST,
+                    headers={"Authorization": "Bearer " +
+                             tok["access_token"]})
+    r = requests.get(WWW_URL + psd2lib.ACCOUNT_LIST, headers=h, verify=CA,
+                     timeout=30)
+    assert r.status_code == 401, r.text
+    assert r.json()["error"] == "invalid_token"
+
+
+def psd2lib_der(path):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    with open(path, "rb") as f:
+        cert = x509.load_pem_x509_certificate(f.read())
+    return cert.public_bytes(serialization.Encoding.DER)
+
+
+def test_shutdown_is_clean(prod):
+    """Last: SIGTERM stops every process of the instance cleanly. Inside
+    the chroot glibc could not load libgcc_s to end the task threads and
+    the workers aborted (src/app/main.c, app_preload_unwinder)."""
+    assert prod.proc.poll() is None, "psd2gate died during the tests"
+    kids = children(prod.proc.pid)
+    prod.proc.send_signal(signal.SIGTERM)
+    # A worker drains its keep-alive connections first (at most
+    # http_keepalive_time, 30 s; the unit's TimeoutStopSec is above it).
+    assert prod.proc.wait(45) == 0
+    deadline = time.time() + 10
+    while any(os.path.exists("/proc/%d" % p) for p in kids) and \
+            time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(os.path.exists("/proc/%d" % p) for p in kids)
+    with open(prod.log_path, errors="replace") as f:
+        log = f.read()
+    assert "libgcc_s" not in log, log[-3000:]
+    assert "seccomp" not in log.replace("seccomp sandbox enabled", "") \
+        .replace("seccomp filter 'pgsql' dropped", ""), log[-3000:]
+    for name in ("wrk 1", "wrk 2", "wrk 3", "wrk 4", "keymgr"):
+        assert "worker [%s] exited" % name in log, log[-3000:]

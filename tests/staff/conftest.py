@@ -1,0 +1,86 @@
+"""Staff portal suite (issue 10): psd2gate with its staff listener (conf/
+staff.conf) on PSD2_TEST_STAFF_PORT (default 18083, else a free port),
+the public listener on PSD2_TEST_PORT, headless Chromium, the real test
+database."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+
+import pytest  # noqa: E402
+
+import psd2lib  # noqa: E402
+from psd2_fixtures import *  # noqa: E402,F401,F403
+from psd2_fixtures import _servers  # noqa: E402
+from staff_lib import (STAFF_PORT, make_staff, new_driver,  # noqa: E402
+                       quit_driver)
+
+
+def staff_conf():
+    """conf/test.conf on the test ports plus the staff server and its
+    routes (as conf/sandbox.conf has them), connecting as psd2_service."""
+    path = psd2lib.derived_conf("conf/test.conf", psd2lib.MAIN_PORT,
+                                "psd2gate-staff")
+    with open(path) as f:
+        text = f.read()
+    marker = "include %s" % os.path.join(psd2lib.TOP, "conf", "common.conf")
+    assert marker in text, text
+    text = text.replace(marker, (
+        "server staff {\n\tbind 127.0.0.1 %d\n\ttls no\n}\n%s\ninclude %s\n"
+        % (STAFF_PORT, marker,
+           os.path.join(psd2lib.TOP, "conf", "staff.conf"))))
+    # The service runs as its own database role (migration 083).
+    assert "user=psd2gate " in text
+    text = text.replace("user=psd2gate ", "user=psd2_service ")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+@pytest.fixture(scope="session")
+def staff_server(service_setup):
+    srv = psd2lib.Server(staff_conf(), psd2lib.MAIN_PORT, "psd2gate-staff")
+    srv.staff_url = "http://127.0.0.1:%d" % STAFF_PORT
+    srv.start()
+    _servers.append(srv)
+    yield srv
+    rc = srv.stop()
+    assert not srv.problems, srv.problems
+    del rc
+
+
+@pytest.fixture(autouse=True)
+def _running_staff(staff_server):
+    return staff_server
+
+
+@pytest.fixture
+def driver():
+    d = new_driver()
+    yield d
+    quit_driver(d)
+
+
+@pytest.fixture
+def nojs_driver():
+    d = new_driver(javascript=False)
+    yield d
+    quit_driver(d)
+
+
+@pytest.fixture
+def operator(service_setup):
+    return make_staff("operator")
+
+
+@pytest.fixture
+def admin(service_setup):
+    return make_staff("admin")
+
+
+@pytest.fixture
+def db(dbinfo):
+    c = psd2lib.db_connect(dbinfo)
+    yield c
+    c.close()

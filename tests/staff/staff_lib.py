@@ -1,0 +1,123 @@
+"""Helpers of the staff suite: staff members, logins by HTTP and in
+Chromium, audit rows."""
+
+import secrets
+import shutil
+import tempfile
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+import psd2lib
+from psd2lib import Page, fresh_totp, psd2ctl, random_base32, unique
+
+STAFF_PORT = psd2lib.test_port("PSD2_TEST_STAFF_PORT", 18083)
+STAFF_URL = "http://127.0.0.1:%d" % STAFF_PORT
+
+
+class Staff:
+    def __init__(self, username, password, secret, name, role):
+        self.username = username
+        self.password = password
+        self.totp_secret = secret
+        self.name = name
+        self.role = role
+
+    def totp(self):
+        return fresh_totp("staff:" + self.username, self.totp_secret)
+
+
+def make_staff(role="operator"):
+    username = unique("st")
+    password = "pw-" + secrets.token_urlsafe(12)
+    secret = random_base32()
+    name = "Staff Member %s" % username[-6:]
+    p = psd2ctl("staff", "add", username, "--password", password,
+                "--totp-secret", secret, "--name", name, "--role", role)
+    assert ("role: %s" % role) in p.stdout
+    return Staff(username, password, secret, name, role)
+
+
+def form_post(sess, page, form_id, fields, base=None):
+    form = page.form(form_id)
+    assert form is not None, "no form %s" % form_id
+    data = dict(form.hidden())
+    data.update(fields)
+    return sess.post((base or STAFF_URL) + form.action, data=data,
+                     allow_redirects=False)
+
+
+def http_login(staff, sess=None):
+    """Logs staff in over plain HTTP; returns the session (cookie set)."""
+    sess = sess or psd2lib.http_session()
+    r = sess.get(STAFF_URL + "/staff")
+    assert r.status_code == 200, r.text
+    r = form_post(sess, Page(r.text), "staff-login-form",
+                  {"username": staff.username, "password": staff.password})
+    assert r.status_code == 200, r.text
+    r = form_post(sess, Page(r.text), "staff-otp-form",
+                  {"otp": staff.totp()})
+    assert r.status_code == 303, (r.status_code, r.text)
+    assert r.headers["Location"] == "/staff/home"
+    return sess
+
+
+def wait_for(d, ident, timeout=30):
+    """The element with id ident once the page that has it loaded."""
+    return WebDriverWait(d, timeout).until(
+        EC.presence_of_element_located(("id", ident)))
+
+
+def browser_login(d, staff, lang=None):
+    d.get(STAFF_URL + "/staff" + ("?lang=" + lang if lang else ""))
+    wait_for(d, "username").send_keys(staff.username)
+    d.find_element("id", "password").send_keys(staff.password)
+    d.find_element("id", "login-submit").click()
+    wait_for(d, "otp").send_keys(staff.totp())
+    d.find_element("id", "otp-submit").click()
+    wait_for(d, "staff-role")
+
+
+def audit_rows(db, actor, since_id=0):
+    cur = db.cursor()
+    cur.execute("SELECT id, action, detail FROM audit_log "
+                "WHERE actor = %s AND id > %s ORDER BY id",
+                (actor, since_id))
+    return cur.fetchall()
+
+
+def audit_max_id(db):
+    cur = db.cursor()
+    cur.execute("SELECT coalesce(max(id), 0) FROM audit_log")
+    return cur.fetchone()[0]
+
+
+def new_driver(javascript=True):
+    """Headless Chromium as tests/browser starts it."""
+    profile = tempfile.mkdtemp(prefix="psd2-chromium-")
+    opts = Options()
+    for a in ("--headless", "--no-sandbox", "--disable-gpu",
+              "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+              "--user-data-dir=" + profile, "--window-size=1200,1000",
+              "--lang=en-US"):
+        opts.add_argument(a)
+    opts.binary_location = "/usr/bin/chromium"
+    if not javascript:
+        opts.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2})
+    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
+                         options=opts)
+    d.set_page_load_timeout(30)
+    d._psd2_profile = profile
+    return d
+
+
+def quit_driver(d):
+    try:
+        d.quit()
+    finally:
+        shutil.rmtree(d._psd2_profile, ignore_errors=True)

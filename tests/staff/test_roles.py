@@ -1,0 +1,154 @@
+"""Database roles (issue 10, part 5; migration 083): the service's role
+may only INSERT and SELECT the audit log and has no DDL; the daemon's
+role writes only the columns of device and device_challenge it needs;
+psd2ctl's operator role works for everyday commands but cannot migrate.
+The staff suite's psd2gate itself connects as psd2_service."""
+
+import os
+
+import psycopg2
+import pytest
+
+import psd2lib
+from staff_lib import http_login
+
+
+class connect:
+    """An autocommit connection as role (each refusal its own statement)."""
+
+    def __init__(self, role):
+        self.c = psycopg2.connect(host="127.0.0.1",
+                                  port=os.environ["PGPORT"], user=role,
+                                  dbname="psd2gate")
+        self.c.autocommit = True
+
+    def __enter__(self):
+        return self.c
+
+    def __exit__(self, *exc):
+        self.c.close()
+
+
+def refused(cur, sql, params=()):
+    with pytest.raises(psycopg2.errors.InsufficientPrivilege):
+        cur.execute(sql, params)
+
+
+def test_the_service_runs_as_psd2_service(operator, db):
+    http_login(operator)
+    cur = db.cursor()
+    cur.execute("SELECT count(*) FROM pg_stat_activity WHERE "
+                "usename = 'psd2_service' AND datname = 'psd2gate'")
+    assert cur.fetchone()[0] > 0
+
+
+def test_service_role_appends_to_the_audit_log_only():
+    with connect("psd2_service") as c:
+        cur = c.cursor()
+        cur.execute("INSERT INTO audit_log (actor, action) VALUES "
+                    "('test:role', 'test.role') RETURNING id")
+        rid = cur.fetchone()[0]
+        refused(cur, "UPDATE audit_log SET action = 'x' WHERE id = %s",
+                (rid,))
+        refused(cur, "DELETE FROM audit_log WHERE id = %s", (rid,))
+        refused(cur, "TRUNCATE audit_log")
+        refused(cur, "CREATE TABLE role_test (x int)")
+        refused(cur, "INSERT INTO schema_migrations (name, sha256) VALUES "
+                "('999_x.sql', 'x')")
+        # sealing goes through audit_seal (SECURITY DEFINER)
+        cur.execute("SELECT sealed >= 0 FROM audit_seal(1000)")
+        assert cur.fetchone()[0] is True
+        cur.execute("SELECT seq FROM audit_log WHERE id = %s", (rid,))
+        assert cur.fetchone()[0] is not None
+
+
+def test_daemon_role_writes_only_its_columns(db):
+    cur = db.cursor()
+    cur.execute("SELECT serial FROM device LIMIT 1")
+    row = cur.fetchone()
+    if row is None:
+        cur.execute("INSERT INTO device (serial, model, firmware, public_key, "
+                    "attestation, attestation_ok, host) VALUES ('ROLE0001', "
+                    "'M', '1', decode(repeat('04', 65), 'hex'), '\\x00', "
+                    "true, 'h') RETURNING serial")
+        row = cur.fetchone()
+    serial = row[0]
+    with connect("psd2_daemon") as c:
+        dc = c.cursor()
+        dc.execute("UPDATE device SET last_seen = now() WHERE serial = %s",
+                   (serial,))
+        for col, val in (("status", "'active'"), ("psu_id", "NULL"),
+                         ("last_counter", "0"), ("public_key",
+                                                 "public_key")):
+            refused(dc, "UPDATE device SET %s = %s WHERE serial = %%s" %
+                    (col, val), (serial,))
+        for col in ("amount_minor", "payee_iban", "psu_id", "nonce",
+                    "deadline", "device_serial"):
+            refused(dc, "UPDATE device_challenge SET %s = %s WHERE false" %
+                    (col, col))
+        refused(dc, "INSERT INTO device_challenge (device_serial, psu_id, "
+                "nonce, amount_minor, currency, payee_name, payee_iban, "
+                "deadline) VALUES ('x', 1, '\\x00', 1, 'EUR', 'p', 'DE00', "
+                "now())")
+        refused(dc, "SELECT password_hash FROM psu LIMIT 1")
+        refused(dc, "SELECT 1 FROM staff LIMIT 1")
+        refused(dc, "SELECT 1 FROM token LIMIT 1")
+        refused(dc, "INSERT INTO audit_log (actor, action) VALUES "
+                "('daemon', 'x')")
+        refused(dc, "DELETE FROM device_challenge WHERE false")
+
+
+def operator_conf():
+    path = psd2lib.derived_conf("conf/test.conf", psd2lib.MAIN_PORT,
+                                "psd2ctl-operator")
+    text = open(path).read().replace("user=psd2gate ", "user=psd2_operator ")
+    open(path, "w").write(text)
+    return path
+
+
+def test_operator_role_runs_psd2ctl_but_not_migrate():
+    conf = operator_conf()
+    for args in (("tpp", "list"), ("device", "list"), ("audit", "seal"),
+                 ("audit", "list", "--limit", "1"), ("purge",)):
+        p = psd2lib.psd2ctl(*args, conf=conf, check=False)
+        assert p.returncode == 0, (args, p.stdout, p.stderr)
+    p = psd2lib.psd2ctl("staff", "add", psd2lib.unique("st"), conf=conf,
+                        check=False)
+    assert p.returncode == 0, p.stderr
+    p = psd2lib.psd2ctl("migrate", conf=conf, check=False)
+    assert p.returncode != 0
+    assert "permission denied" in p.stderr or "must be owner" in p.stderr
+
+
+def roles_conf(name, ctl_user, migrate_user):
+    path = psd2lib.derived_conf("conf/test.conf", psd2lib.MAIN_PORT, name)
+    text = open(path).read()
+    line = [ln for ln in text.splitlines() if ln.startswith("psd2_db")][0]
+    text = text.replace(line, "\n".join((
+        line.replace("user=psd2gate ", "user=psd2_service "),
+        line.replace("psd2_db", "psd2_ctl_db").replace(
+            "user=psd2gate ", "user=%s " % ctl_user),
+        line.replace("psd2_db", "psd2_migrate_db").replace(
+            "user=psd2gate ", "user=%s " % migrate_user))))
+    open(path, "w").write(text)
+    return path
+
+
+def test_psd2ctl_connects_as_operator_and_migrates_as_owner():
+    """One file for all three: psd2_db the service's role, psd2_ctl_db the
+    operator's, psd2_migrate_db the owner's."""
+    path = roles_conf("psd2ctl-roles", "psd2_operator", "psd2gate")
+    p = psd2lib.psd2ctl("migrate", conf=path, check=False)
+    assert p.returncode == 0, p.stderr
+    p = psd2lib.psd2ctl("tpp", "list", conf=path, check=False)
+    assert p.returncode == 0, p.stderr
+    # each setting is the one used: a role that does not exist fails
+    bad = roles_conf("psd2ctl-badctl", "no_such_role", "psd2gate")
+    p = psd2lib.psd2ctl("tpp", "list", conf=bad, check=False)
+    assert p.returncode != 0 and "no_such_role" in p.stderr
+    assert psd2lib.psd2ctl("migrate", conf=bad, check=False).returncode == 0
+    bad = roles_conf("psd2ctl-badmig", "psd2_operator", "no_such_role")
+    p = psd2lib.psd2ctl("migrate", conf=bad, check=False)
+    assert p.returncode != 0 and "no_such_role" in p.stderr
+    assert psd2lib.psd2ctl("tpp", "list", conf=bad,
+                           check=False).returncode == 0
