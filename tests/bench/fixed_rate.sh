@@ -106,4 +106,10 @@ else
 	fi
 	bench_pss half1
 	bench_pss half2
+	# Stopped here, not only by bench.sh's trap: nothing of this section
+	# may outlive it.
+	for p in $one_hpid $two_hpid $half1_pid $half2_pid; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
 fi
