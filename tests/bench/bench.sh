@@ -25,10 +25,13 @@ export WRK_THREADS
 OUT=var/bench
 SKEW=$(sed -n 's/^psd2_clock_skew[[:space:]]*//p' conf/sandbox.conf)
 BENCH_GATES=
+BENCH_PROXIES=
 mkdir -p "$OUT"
 . tests/bench/lib.sh
-trap 'for p in $BENCH_GATES; do kill $p 2>/dev/null; wait $p 2>/dev/null; done;
-    rm -f conf/bench-gate.conf conf/bench-plain.conf' EXIT INT TERM
+# Once: a TERM that arrives meanwhile (stopping a psd2gate that shares our
+# process group) must not cut the loop short and leave a HAProxy running.
+trap 'trap "" TERM INT; trap - EXIT; for p in $BENCH_PROXIES $BENCH_GATES; do kill $p 2>/dev/null; wait $p 2>/dev/null; done;
+    rm -f conf/bench-gate.conf conf/bench-half1.conf conf/bench-half2.conf conf/bench-plain.conf' EXIT INT TERM
 
 # --- set-up ------------------------------------------------------------
 # Every run starts from the same state: a new database, then the bench
@@ -206,6 +209,9 @@ else
 	tail -n 5 "$OUT/pgbench-pis.out" >&2
 	bench_fail "pgbench: payment initiation (see $OUT/pgbench-pis.out)"
 fi
+
+# --- fixed rate: one instance, one and two behind HAProxy ------------------
+. tests/bench/fixed_rate.sh
 
 # --- pgbench: what one refresh grant does to the database ----------------
 # Each client spends its own range of a token pool (sha256 of the 8-byte
