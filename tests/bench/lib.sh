@@ -110,13 +110,13 @@ SELECT tok || E'\t' || resource_id FROM t;
 SQL
 }
 
-# bench_pool SIGNED|UNSIGNED KIND COUNT: presigns COUNT requests into
-# $OUT/pool; remembers when (signed ones must be sent within the clock
-# skew of that moment).
+# bench_pool SIGNED|UNSIGNED KIND COUNT [TOKENS]: presigns COUNT requests
+# into $OUT/pool (tokens from TOKENS, default $OUT/tokens-ais); remembers
+# when (signed ones must be sent within the clock skew of that moment).
 bench_pool() {
 	POOL_AT=$(date +%s)
-	/usr/bin/python3 tests/bench/presign.py "$1" "$2" "$OUT/tokens-ais" \
-	    "$3" "$OUT/pool"
+	/usr/bin/python3 tests/bench/presign.py "$1" "$2" \
+	    "${4:-$OUT/tokens-ais}" "$3" "$OUT/pool"
 }
 
 # bench_fresh: the signed pool of the last bench_pool must still be
