@@ -133,8 +133,12 @@ def start_host(serials, n):
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         wait(lambda: os.path.exists(sock), "psd2-emuhost")
+        # One plug at a time, each recorded by the daemon before the
+        # next (umockdev's preload loses plugs that overlap under load).
         for s in serials[1:]:
             emu("add", s)
+            wait(lambda: sql("SELECT 1 FROM device WHERE serial = %s", s),
+                 "device %s recorded" % s, timeout=20)
     except Exception:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(20)
@@ -146,7 +150,16 @@ def start_devices(serials, procs):
     shutil.rmtree(state, ignore_errors=True)
     os.makedirs(state)
     for n, i in enumerate(range(0, len(serials), PER_HOST)):
-        procs.append(start_host(serials[i:i + PER_HOST], n))
+        group = serials[i:i + PER_HOST]
+        try:
+            procs.append(start_host(group, n))
+        except RuntimeError as e:
+            # Once more from scratch (the devices it recorded stay known).
+            print("bench: host %d: %s; starting it again" % (n, e),
+                  file=sys.stderr)
+            shutil.rmtree(os.path.join(state, "host%d" % n))
+            sql("DELETE FROM device WHERE serial = ANY(%s)", group)
+            procs.append(start_host(group, n))
     wait(lambda: sql("SELECT count(*) FROM device WHERE serial = ANY(%s)",
                      serials)[0][0] == len(serials), "devices recorded")
 
