@@ -1,14 +1,10 @@
 # Payment figures of make bench (issues 9 and 10), sourced by
-# tests/bench/bench.sh after the AIS figures, with the "gate" instance
+# tests/bench/bench.sh after the other figures (the signed initiation
+# against pgbench is bench.sh's own section), with the "gate" instance
 # running (gate_base, gate_pid) in the bench cluster.
 #
-# 1. Signed payment initiation, decoupled (durable: the payment, its
-#    authorisation and its device challenge committed in one transaction,
-#    synchronous_commit on), through wrk, side by side with pgbench
-#    calling the service's own statement (pis_initiate) for the same rows
-#    in the same run. Target: at least 50% of pgbench's rate.
-# 2. Press to decided: tests/bench/pis_press.py (50 emulated devices).
-# 3. Audit appends under concurrent confirmations: pgbench runs the
+# 1. Press to decided: tests/bench/pis_press.py (50 emulated devices).
+# 2. Audit appends under concurrent confirmations: pgbench runs the
 #    decider's own statement (pis_decide, which sets ACTC and inserts the
 #    audit row of the outcome) on prepared outcomes, with the audit row
 #    (and a sealer chaining rows every 2 s, as the sandbox's timer does)
@@ -17,35 +13,20 @@
 #    median(off). Target: at most 10%. The signature check before
 #    pis_decide is the same C work either way, so it is left out of both.
 
-# Every bench PSU: an IBAN whose mod-97 check holds (the service refuses
-# any other), an active authenticator, a PAYMENT_INITIATION token.
+# The first bench PSUs' accounts and consents, for prepared outcomes (their
+# authenticators are bench.sh's stand-ins, BENCH00001 ...); and no payment
+# of an earlier section left to reach its deadline during these runs.
 pis_setup() {
+	pis_clear
 	$PSQL <<'SQL'
-UPDATE account SET iban = 'DE' || lpad((98 - (('37040044' ||
-    lpad(substr(resource_id, 11), 10, '0') || '131400')::numeric % 97))::text,
-    2, '0') || '37040044' || lpad(substr(resource_id, 11), 10, '0')
-WHERE resource_id LIKE 'bench-acc-%';
-INSERT INTO device (serial, model, firmware, public_key, attestation,
-    attestation_ok, host, status, psu_id, enrolled_at)
-SELECT 'BPIS' || substr(p.username, 11), 'bench', '1',
-    '\x04'::bytea || sha256(convert_to(p.username, 'UTF8'))
-	|| sha256(convert_to(p.username || '-y', 'UTF8')),
-    '\x00'::bytea, true, 'bench', 'active', p.id, now()
-FROM psu p WHERE p.username LIKE 'bench-psu-%'
-ON CONFLICT (serial) DO NOTHING;
-ANALYZE account, device;
-SQL
-	$PSQL > "$OUT/tokens-pis" <<'SQL'
-CREATE TEMP TABLE t AS
-SELECT gen_random_uuid()::text AS tok, ca.consent_id, a.iban
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS bench_pis;
+CREATE TABLE bench_pis AS
+SELECT row_number() OVER (ORDER BY a.resource_id) - 1 AS c, a.iban,
+    ca.consent_id
 FROM consent_account ca JOIN account a ON a.id = ca.account_id
 WHERE a.resource_id LIKE 'bench-acc-%';
-INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
-    expires_at)
-SELECT sha256(convert_to(tok, 'UTF8')), 'access', gen_random_uuid(),
-    'sandbox-tpp', consent_id, '{PAYMENT_INITIATION}',
-    now() + interval '1 hour' FROM t;
-SELECT tok || E'\t' || iban FROM t;
+ALTER TABLE bench_pis ADD PRIMARY KEY (c);
 SQL
 }
 
@@ -57,60 +38,6 @@ DELETE FROM payment_authorisation;
 DELETE FROM device_challenge;
 DELETE FROM payment;
 SQL
-}
-
-pis_initiation() {
-	failed_before=$BENCH_FAILED
-	bench_pool signed payment $(( SECS * 3000 + 3000 )) "$OUT/tokens-pis"
-	POOL=$OUT/pool bench_wrk "payment initiation (signed)" "$CONNS" \
-	    -s tests/bench/pool.lua "$gate_base"
-	bench_fresh "payment initiation"
-	wrk_rate=$RES
-	made=$($PSQL -c "SELECT count(*) FROM payment p JOIN payment_authorisation a ON a.payment_id = p.id JOIN device_challenge c ON c.id = a.challenge_id WHERE a.approach = 'decoupled'")
-	echo "  payments with authorisation and challenge committed: $made"
-
-	# pgbench: the service's statement, one durable commit each, on the
-	# same tables; client c uses the token and account of bench PSU c + 1.
-	$PSQL <<SQL
-SET client_min_messages = warning;
-DROP TABLE IF EXISTS bench_pis;
-CREATE TABLE bench_pis AS
-SELECT row_number() OVER (ORDER BY a.resource_id) - 1 AS c,
-    sha256(convert_to('bench-pis-' || a.resource_id, 'UTF8')) AS token_hash,
-    a.iban, ca.consent_id, t.org_id
-FROM consent_account ca JOIN account a ON a.id = ca.account_id
-JOIN oauth_client oc ON oc.client_id = 'sandbox-tpp'
-JOIN tpp t ON t.id = oc.tpp_id
-WHERE a.resource_id LIKE 'bench-acc-%';
-ALTER TABLE bench_pis ADD PRIMARY KEY (c);
-INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
-    expires_at)
-SELECT token_hash, 'access', gen_random_uuid(), 'sandbox-tpp', consent_id,
-    '{PAYMENT_INITIATION}', now() + interval '1 hour' FROM bench_pis;
-SQL
-	if /usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
-	    -c 32 -j 2 -T "$SECS" -f tests/bench/pgbench-initiate.sql psd2gate \
-	    > "$OUT/pgbench-initiate.out" 2>&1; then
-		pg_rate=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/pgbench-initiate.out" | head -n 1)
-		printf '%-34s %6s conns %10.0f tx/s   (durable commits, no HTTP)\n' \
-		    "pgbench: payment initiation" 32 "$pg_rate"
-	else
-		tail -n 5 "$OUT/pgbench-initiate.out" >&2
-		bench_fail "pgbench: payment initiation (see $OUT/pgbench-initiate.out)"
-		pg_rate=0
-	fi
-	if [ "$BENCH_FAILED" != "$failed_before" ]; then
-		echo "payment initiation: not compared (a run above failed)"
-	else
-		pct=$(awk -v w="$wrk_rate" -v p="$pg_rate" 'BEGIN { printf "%.0f", 100 * w / p }')
-		if [ "$pct" -ge 50 ]; then
-			echo "payment initiation: $pct% of pgbench's durable rate (target >= 50%): ok"
-		else
-			echo "payment initiation: $pct% of pgbench's durable rate (target >= 50%): UNDER TARGET"
-			bench_fail "payment initiation at $pct% of pgbench's rate (target >= 50%)"
-		fi
-	fi
-	pis_clear
 }
 
 # Prepared outcomes for pis_decide: per pgbench client c, n payments of
@@ -148,7 +75,7 @@ INSERT INTO payment_authorisation (id, payment_id, approach, method,
 SELECT gen_random_uuid(), b.payment_id, 'decoupled', 'device', 'started', b.challenge_id,
     now() + interval '1 hour'
 FROM bench_confirm b;
-UPDATE device SET last_counter = 0 WHERE serial LIKE 'BPIS%';
+UPDATE device SET last_counter = 0 WHERE serial LIKE 'BENCH%';
 ANALYZE payment, device_challenge, payment_authorisation, bench_confirm;
 SQL
 }

@@ -175,7 +175,7 @@ def main():
         start_devices(serials, procs)
         conf = procs[0][1]
         # The bench's stand-in authenticators of these PSUs give way.
-        sql("DELETE FROM device WHERE serial LIKE 'BPIS%%' AND psu_id IN "
+        sql("DELETE FROM device WHERE serial LIKE 'BENCH%%' AND psu_id IN "
             "(SELECT id FROM psu WHERE username = ANY(%s))", psus)
         for s, u in zip(serials, psus):
             for step in (("enrol", s), ("assign", s, u)):

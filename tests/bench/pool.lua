@@ -1,11 +1,9 @@
 -- wrk: requests from a pool prepared by tests/bench/presign.py (POOL:
 -- one request per line, the path then "Name: value" headers, separated
 -- by tabs; each line has its own x-request-id, signed ones their own
--- signature; a path "POST /..." with the body in the pseudo-header
--- X-Bench-Body is a POST). Thread n of N takes lines n, n+N, ...; a
--- thread that runs out starts again, which the service refuses
--- (replayed x-request-id): the run then fails, so the pool is sized
--- above what a run can send.
+-- signature). Thread n of N takes lines n, n+N, ...; a thread that runs
+-- out starts again, which the service refuses (replayed x-request-id):
+-- the run then fails, so the pool is sized above what a run can send.
 local pool = os.getenv("POOL")
 local nthreads = tonumber(os.getenv("WRK_THREADS") or "2")
 local counter = 0
@@ -31,16 +29,7 @@ function init(args)
 					h[k] = v
 				end
 			end
-			-- "POST /path" and the pseudo-header X-Bench-Body:
-			-- a request with a body (payments).
-			local method = "GET"
-			local m, p = string.match(path, "^(%u+) (.*)$")
-			if m ~= nil then
-				method, path = m, p
-			end
-			local body = h["X-Bench-Body"]
-			h["X-Bench-Body"] = nil
-			reqs[#reqs + 1] = wrk.format(method, path, h, body)
+			reqs[#reqs + 1] = wrk.format("GET", path, h)
 		end
 		i = i + 1
 	end

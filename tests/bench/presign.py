@@ -9,18 +9,12 @@ must end within the service's clock skew of it: tests/bench/lib.sh
 checks). PSU-IP-Address marks the PSU present, as a TPP does when the
 PSU is at the screen, so the unattended-access limit does not apply.
 
-Kind "payment": signed SEPA credit transfer initiations (POST, the JSON
-body in the pseudo-header X-Bench-Body for tests/bench/pool-post.lua,
-its digest signed), TPP-Decoupled-Preferred, from the token's debtor
-account (TOKENS lines "token<TAB>IBAN").
-
-usage: presign.py signed|unsigned list|transactions|payment TOKENS COUNT OUT
+usage: presign.py signed|unsigned list|transactions TOKENS COUNT OUT
 """
 
 import base64
 import email.utils
 import hashlib
-import json
 import multiprocessing
 import sys
 import uuid
@@ -31,7 +25,6 @@ from cryptography.hazmat.primitives.asymmetric import padding
 
 LIST = "/auth/v1/psd2/account/account-list"
 TX = "/auth/v1/psd2/account/%s/transactions"
-PAY = "POST /auth/v1/psd2/payments/sepa-credit-transfers"
 DIGEST = "SHA-256=" + base64.b64encode(hashlib.sha256(b"").digest()).decode()
 
 mode, kind, tokens_path, count, out = sys.argv[1:6]
@@ -47,39 +40,18 @@ KEY_ID = "SN=%x,CA=%s" % (CERT.serial_number,
                           CERT.issuer.rfc4514_string())
 
 
-def payment(iban, i):
-    return json.dumps({
-        "instructedAmount": {"currency": "EUR",
-                             "amount": "%d.%02d" % (1 + i % 50, i % 100)},
-        "debtorAccount": {"iban": iban},
-        "creditorAccount": {"iban": "DE89370400440532013000"},
-        "creditorName": "Bench Payee GmbH",
-        "remittanceInformationUnstructured": "Bench %d" % i},
-        separators=(",", ":"))
-
-
 def line(i):
     token, account = TOKENS[i % len(TOKENS)]
-    digest = DIGEST
-    if kind == "payment":
-        path = PAY
-    else:
-        path = LIST if kind == "list" else TX % account
+    path = LIST if kind == "list" else TX % account
     rid = str(uuid.uuid4())
     fields = [path, "Authorization: Bearer " + token, "X-Request-ID: " + rid,
               "PSU-IP-Address: 192.0.2.%d" % (1 + i % 250)]
-    if kind == "payment":
-        body = payment(account, i)
-        digest = "SHA-256=" + base64.b64encode(
-            hashlib.sha256(body.encode()).digest()).decode()
-        fields += ["Content-Type: application/json",
-                   "TPP-Decoupled-Preferred: true", "X-Bench-Body: " + body]
     if mode == "signed":
         date = email.utils.formatdate(usegmt=True)
-        s = "digest: %s\nx-request-id: %s\ndate: %s" % (digest, rid, date)
+        s = "digest: %s\nx-request-id: %s\ndate: %s" % (DIGEST, rid, date)
         sig = base64.b64encode(KEY.sign(s.encode(), padding.PKCS1v15(),
                                         hashes.SHA256())).decode()
-        fields += ["Digest: " + digest, "Date: " + date,
+        fields += ["Digest: " + DIGEST, "Date: " + date,
                    "TPP-Signing-Certificate: " + CERT_B64,
                    'Signature: keyId="%s",algorithm="rsa-sha256",'
                    'headers="digest x-request-id date",signature="%s"'

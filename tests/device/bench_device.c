@@ -153,9 +153,11 @@ main(void)
 	}
 	if (k != ndev)
 		die("not all devices recorded");
-	/* A PSU has at most one active device (migration 082): one each. */
-	/* The device database's stand-in psu (tests/device/testdb.sh) has
-	 * a username only. */
+	/*
+	 * A PSU has at most one active device (migration 082): one each, in
+	 * the device test database's stand-in psu table (tests/device/
+	 * testdb.sh: id and username only).
+	 */
 	PQclear(sql("INSERT INTO psu (username) SELECT 'bench-' || serial "
 	    "FROM device ON CONFLICT (username) DO NOTHING", 0, NULL));
 	PQclear(sql("UPDATE device d SET status = 'active', enrolled_at = "
