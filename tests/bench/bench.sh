@@ -9,7 +9,9 @@
 # transactions (signed, thousands of PSUs, consents and tokens), signed
 # versus unsigned, signed payment initiation (decoupled) against pgbench
 # running the same statement, pgbench with what one refresh grant does to the
-# database, then the device figures. After each scenario: every worker's
+# database, the payment figures (tests/bench/pis.sh: press to decided
+# status with 50 emulated devices, the audit rows' cost to
+# confirmations), then the device figures. After each scenario: every worker's
 # PSS. Any failed measurement (a non-2xx answer, a socket error, a stale
 # pool, a worker above 20 MB, a failing sub-bench) fails `make bench`.
 # BENCH_SECONDS (default 10) per run, BENCH_PSUS (default 2000) PSUs,
@@ -238,6 +240,17 @@ else
 	tail -n 5 "$OUT/pgbench.out" >&2
 	bench_fail "pgbench: refresh grant (see $OUT/pgbench.out)"
 fi
+
+# --- payments (tests/bench/pis.sh) ------------------------------------------
+. tests/bench/pis.sh
+pis_setup
+pis_press
+bench_pss gate
+# The confirmations' audit cost is measured in the database alone: no
+# instance's decider may book (or sweep) the prepared payments meanwhile.
+for p in $BENCH_GATES; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+BENCH_GATES=
+pis_audit_cost
 
 # --- the device daemon -----------------------------------------------------
 # Its lines state their targets: "p99 X ms ... (target p99 <= Y ms)" and

@@ -362,8 +362,33 @@ BEGIN
 	UPDATE payment_authorisation SET sca_status = 'failed',
 	    status_at = now()
 	WHERE payment_id = p_id AND sca_status <> 'failed';
+	PERFORM pis_audit_sca(p_id, p_reason, p_detail);
 	RETURN true;
 END;
+$$;
+
+-- The audit row of a payment's SCA outcome (issue 10), in the transaction
+-- that decides it: p_reason NULL for a confirmation, else the reject
+-- reason. Inserted unsealed (the sealer chains it), so deciders never
+-- wait on each other for the chain's head.
+CREATE OR REPLACE FUNCTION pis_audit_sca(p_id uuid, p_reason text,
+    p_detail text)
+RETURNS void LANGUAGE sql AS $$
+	INSERT INTO audit_log (actor, action, detail)
+	SELECT 'psu:' || u.username, 'payment.sca', jsonb_strip_nulls(
+	    jsonb_build_object('payment', p.id, 'product', p.product,
+		'method', coalesce(a.method, a.approach),
+		'device', c.device_serial,
+		'outcome', CASE WHEN p_reason IS NULL THEN 'confirmed'
+		    WHEN p_reason = 'declined' THEN 'declined'
+		    WHEN p_reason = 'timed out' THEN 'timed out'
+		    ELSE 'failed' END,
+		'reason', p_reason, 'detail', p_detail))
+	FROM payment p
+	JOIN psu u ON u.id = p.psu_id
+	JOIN payment_authorisation a ON a.payment_id = p.id
+	LEFT JOIN device_challenge c ON c.id = a.challenge_id
+	WHERE p.id = p_id;
 $$;
 
 -- The reject reason of a challenge the daemon (or psd2ctl) failed.
@@ -579,6 +604,7 @@ BEGIN
 	UPDATE payment_authorisation SET sca_status = 'finalised',
 	    status_at = now()
 	WHERE payment_id = p_payment_id;
+	PERFORM pis_audit_sca(p_payment_id, NULL, NULL);
 	RETURN 'ACTC';
 END;
 $$;

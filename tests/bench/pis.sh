@@ -1,0 +1,155 @@
+# Payment figures of make bench (issues 9 and 10), sourced by
+# tests/bench/bench.sh after the other figures (the signed initiation
+# against pgbench is bench.sh's own section), with the "gate" instance
+# running (gate_base, gate_pid) in the bench cluster.
+#
+# 1. Press to decided: tests/bench/pis_press.py (50 emulated devices).
+# 2. Audit appends under concurrent confirmations: pgbench runs the
+#    decider's own statement (pis_decide, which sets ACTC and inserts the
+#    audit row of the outcome) on prepared outcomes, with the audit row
+#    (and a sealer chaining rows every 2 s, as the sandbox's timer does)
+#    and without it (pis_audit_sca replaced by a no-op in this throwaway
+#    database), alternating on, off three times; cost = 1 - median(on) /
+#    median(off). Target: at most 10%. The signature check before
+#    pis_decide is the same C work either way, so it is left out of both.
+
+# The first bench PSUs' accounts and consents, for prepared outcomes (their
+# authenticators are bench.sh's stand-ins, BENCH00001 ...); and no payment
+# of an earlier section left to reach its deadline during these runs.
+pis_setup() {
+	pis_clear
+	$PSQL <<'SQL'
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS bench_pis;
+CREATE TABLE bench_pis AS
+SELECT row_number() OVER (ORDER BY a.resource_id) - 1 AS c, a.iban,
+    ca.consent_id
+FROM consent_account ca JOIN account a ON a.id = ca.account_id
+WHERE a.resource_id LIKE 'bench-acc-%';
+ALTER TABLE bench_pis ADD PRIMARY KEY (c);
+SQL
+}
+
+# The payments of a scenario, gone before the next (their deadlines would
+# otherwise end them during later runs).
+pis_clear() {
+	$PSQL <<'SQL'
+DELETE FROM payment_authorisation;
+DELETE FROM device_challenge;
+DELETE FROM payment;
+SQL
+}
+
+# Prepared outcomes for pis_decide: per pgbench client c, n payments of
+# bench PSU c + 1 on its device, each with a challenge 'done' (approved,
+# counter k, increasing in the order client c decides them).
+pis_outcomes() {
+	$PSQL -v clients="$1" -v n="$2" <<'SQL'
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS bench_confirm;
+CREATE TABLE bench_confirm (k bigint PRIMARY KEY, c bigint,
+    payment_id uuid, challenge_id uuid);
+INSERT INTO bench_confirm
+SELECT c * :n + i, c, gen_random_uuid(), gen_random_uuid()
+FROM generate_series(0, :clients - 1) c, generate_series(1, :n) i;
+INSERT INTO payment (id, product, psu_id, consent_id, client_id, tpp_id,
+    debtor_account_id, debtor_iban, creditor_iban, creditor_name,
+    amount_minor, currency)
+SELECT b.payment_id, 'sepa-credit-transfers', a.psu_id, bp.consent_id,
+    'sandbox-tpp', oc.tpp_id, a.id, a.iban, 'DE89370400440532013000',
+    'Bench Payee GmbH', 100, 'EUR'
+FROM bench_confirm b
+JOIN bench_pis bp ON bp.c = b.c
+JOIN account a ON a.iban = bp.iban
+JOIN oauth_client oc ON oc.client_id = 'sandbox-tpp';
+INSERT INTO device_challenge (id, device_serial, psu_id, nonce,
+    amount_minor, currency, payee_name, payee_iban, deadline, status,
+    outcome, counter, signature, finished_at)
+SELECT b.challenge_id, d.serial, p.psu_id, sha256(int8send(b.k)), 100,
+    'EUR', 'Bench Payee GmbH', 'DE89370400440532013000',
+    now() + interval '1 hour', 'done', 'approved', b.k, '\x30'::bytea, now()
+FROM bench_confirm b JOIN payment p ON p.id = b.payment_id
+JOIN device d ON d.psu_id = p.psu_id;
+INSERT INTO payment_authorisation (id, payment_id, approach, method,
+    sca_status, challenge_id, deadline)
+SELECT gen_random_uuid(), b.payment_id, 'decoupled', 'device', 'started', b.challenge_id,
+    now() + interval '1 hour'
+FROM bench_confirm b;
+UPDATE device SET last_counter = 0 WHERE serial LIKE 'BENCH%';
+ANALYZE payment, device_challenge, payment_authorisation, bench_confirm;
+SQL
+}
+
+# pis_confirm_run LABEL: one pgbench run of pis_decide; sets CONFIRM_RATE.
+pis_confirm_run() {
+	pis_outcomes 16 $(( SECS * 300 + 500 ))
+	sealer=
+	if [ "$1" = on ]; then
+		( while :; do "$BIN/psd2ctl" -c conf/bench-gate.conf audit seal \
+		    >/dev/null 2>&1; sleep 2; done ) &
+		sealer=$!
+	fi
+	rows=$($PSQL -c "SELECT count(*) FROM audit_log")
+	if /usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
+	    -c 16 -j 2 -T "$SECS" -D i=0 -D n=$(( SECS * 300 + 500 )) \
+	    -f tests/bench/pgbench-confirm.sql psd2gate \
+	    > "$OUT/pgbench-confirm.out" 2>&1; then
+		CONFIRM_RATE=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/pgbench-confirm.out" | head -n 1)
+	else
+		tail -n 5 "$OUT/pgbench-confirm.out" >&2
+		bench_fail "pgbench: confirmations, audit $1 (see $OUT/pgbench-confirm.out)"
+		CONFIRM_RATE=0
+	fi
+	[ -n "$sealer" ] && { kill "$sealer"; wait "$sealer" 2>/dev/null || true; }
+	printf '%-34s %6s conns %10.0f tx/s   (audit rows written: %s)\n' \
+	    "pgbench: confirmations, audit $1" 16 "$CONFIRM_RATE" \
+	    "$(( $($PSQL -c "SELECT count(*) FROM audit_log") - rows ))"
+	pis_clear
+}
+
+pis_audit_cost() {
+	failed_before=$BENCH_FAILED
+	audit_fn=$($PSQL -c "SELECT pg_get_functiondef('pis_audit_sca(uuid,text,text)'::regprocedure)")
+	on= off=
+	for _ in 1 2 3; do
+		pis_confirm_run on
+		on="$on $CONFIRM_RATE"
+		$PSQL -c "CREATE OR REPLACE FUNCTION pis_audit_sca(p_id uuid, p_reason text, p_detail text) RETURNS void LANGUAGE sql AS 'SELECT'"
+		pis_confirm_run off
+		off="$off $CONFIRM_RATE"
+		printf '%s;\n' "$audit_fn" | $PSQL
+	done
+	if [ "$BENCH_FAILED" != "$failed_before" ]; then
+		echo "audit cost: not measured (a run above failed)"
+		return
+	fi
+	# Medians of the alternating runs: the cores are shared with whatever
+	# else runs, so a single pair says little.
+	med_on=$(echo $on | tr ' ' '\n' | sort -n | sed -n 2p)
+	med_off=$(echo $off | tr ' ' '\n' | sort -n | sed -n 2p)
+	cost=$(awk -v a="$med_on" -v o="$med_off" \
+	    'BEGIN { printf "%.1f", 100 * (1 - a / o) }')
+	if awk -v c="$cost" 'BEGIN { exit !(c <= 10) }'; then
+		echo "audit cost: confirmations $cost% slower with audit rows (median $med_on vs $med_off tx/s; target <= 10%): ok"
+	else
+		echo "audit cost: confirmations $cost% slower with audit rows (median $med_on vs $med_off tx/s; target <= 10%): OVER TARGET"
+		bench_fail "audit rows cost $cost% of the confirmation rate (target <= 10%)"
+	fi
+}
+
+# Press to decided with 50 emulated authenticators (tests/bench/pis_press.py).
+pis_press() {
+	if PGPORT=$PGPORT /usr/bin/python3 tests/bench/pis_press.py "$gate_base" \
+	    "$(pwd)/$OUT/emu" 50 3 > "$OUT/pis-press.out" 2>&1; then
+		line=$(grep '^press ->' "$OUT/pis-press.out")
+		echo "$line"
+		p99=$(echo "$line" | sed -n 's/.*p99 \([0-9.]*\) ms,.*/\1/p')
+		if ! awk -v v="$p99" 'BEGIN { exit !(v <= 100) }'; then
+			bench_fail "press -> decided p99 $p99 ms beyond the 100 ms target"
+		fi
+	else
+		tail -n 20 "$OUT/pis-press.out" >&2
+		bench_fail "press -> decided (see $OUT/pis-press.out)"
+	fi
+	pis_clear
+}
