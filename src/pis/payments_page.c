@@ -18,6 +18,7 @@
 #include "db/db.h"
 #include "devcur.h"
 #include "oauth/login.h"
+#include "pis/payments_page.h"
 #include "web/forms.h"
 #include "web/pages.h"
 
@@ -40,8 +41,8 @@ payments_free(struct http_request *req)
 	db_query_end(&ctx->q);
 }
 
-static const char *
-payments_session(struct http_request *req)
+const char *
+payments_page_session(struct http_request *req)
 {
 	char	*value;
 
@@ -52,12 +53,12 @@ payments_session(struct http_request *req)
 	return (value);
 }
 
-static void
-payments_login(struct http_request *req)
+void
+payments_page_login(struct http_request *req, const char *path)
 {
 	json_t	*next;
 
-	next = json_pack("{s:s}", "next", PAYMENTS_PATH);
+	next = json_pack("{s:s}", "next", path);
 	login_page_new(req, next);
 	json_decref(next);
 }
@@ -81,8 +82,8 @@ payments_word(struct http_request *req, const char *prefix,
 }
 
 /* The amount as the authenticator shows it (device/devcur.h). */
-static void
-payments_translate(struct http_request *req, json_t *payment)
+void
+payments_page_translate(struct http_request *req, json_t *payment)
 {
 	json_t		*v;
 	const char	*currency;
@@ -111,7 +112,7 @@ payments_render(struct http_request *req, struct payments_ctx *ctx)
 	size_t	 i;
 
 	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
-		payments_login(req);
+		payments_page_login(req, PAYMENTS_PATH);
 		return;
 	}
 	list = json_loads(db_value(&ctx->q, 0, 1), 0, NULL);
@@ -120,7 +121,7 @@ payments_render(struct http_request *req, struct payments_ctx *ctx)
 		return;
 	}
 	json_array_foreach(list, i, payment)
-		payments_translate(req, payment);
+		payments_page_translate(req, payment);
 	pages_render(req, 200, "payments", json_pack("{s:o, s:b}",
 	    "payments", list, "none", json_array_size(list) == 0));
 }
@@ -134,8 +135,8 @@ pis_payments_page(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		http_populate_get(req);
-		if ((session = payments_session(req)) == NULL) {
-			payments_login(req);
+		if ((session = payments_page_session(req)) == NULL) {
+			payments_page_login(req, PAYMENTS_PATH);
 			return (KORE_RESULT_OK);
 		}
 		ctx = http_state_create(req, sizeof(*ctx), payments_free);
