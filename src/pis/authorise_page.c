@@ -9,6 +9,7 @@
  */
 #include <sys/types.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include <kore.h>
@@ -18,18 +19,21 @@
 #include "app/app.h"
 #include "common/crypto.h"
 #include "db/db.h"
+#include "pis/authorise.h"
 #include "pis/payments_page.h"
+#include "web/forms.h"
 #include "web/pages.h"
 
 int	pis_authorise_page(struct http_request *);
+int	pis_authorise_confirm(struct http_request *);
 
 #define AUTHORISE_PREFIX	"/auth/payments/"
 #define AUTHORISE_SUFFIX	"/authorise"
-#define AUTHORISE_ID_LEN	36
 
 struct authorise_ctx {
 	struct db_query	q;
-	int		has_session;
+	char		id[AUTHORISE_ID_LEN + 1];
+	char		session[AUTHORISE_SESSION_MAX];
 };
 
 static const char sql_page[] =
@@ -43,8 +47,7 @@ authorise_free(struct http_request *req)
 	db_query_end(&ctx->q);
 }
 
-/* The payment id of the path into id, or -1 (the route admits more). */
-static int
+int
 authorise_path_id(const char *path, char id[AUTHORISE_ID_LEN + 1])
 {
 	size_t	plen = sizeof(AUTHORISE_PREFIX) - 1;
@@ -57,6 +60,18 @@ authorise_path_id(const char *path, char id[AUTHORISE_ID_LEN + 1])
 	memcpy(id, path + plen, AUTHORISE_ID_LEN);
 	id[AUTHORISE_ID_LEN] = '\0';
 	return (crypto_is_uuid(id) ? 0 : -1);
+}
+
+int
+authorise_binding(const char *id, const char *session,
+    const struct authorise_shown *v, char *out, size_t outlen)
+{
+	int	n;
+
+	/* Fields of fixed shape first; the name (any text) last. */
+	n = snprintf(out, outlen, "payment:%s:%s:%s:%s:%s\n%s", id, session,
+	    v->amount_minor, v->currency, v->creditor_iban, v->creditor_name);
+	return (n < 0 || (size_t)n >= outlen ? -1 : 0);
 }
 
 static int
@@ -80,8 +95,13 @@ authorise_start(struct http_request *req)
 	} else {
 		crypto_sha256(session, strlen(session), digest);
 		db_param_bin(&ctx->q, digest, sizeof(digest));
-		ctx->has_session = 1;
+		if (strlen(session) >= sizeof(ctx->session)) {
+			payments_page_login(req, req->path);
+			return (KORE_RESULT_OK);
+		}
+		memcpy(ctx->session, session, strlen(session) + 1);
 	}
+	memcpy(ctx->id, id, sizeof(ctx->id));
 	db_param_int(&ctx->q, app_cfg.session_idle);
 	db_param(&ctx->q, id);
 	return (KORE_RESULT_RETRY);
@@ -90,7 +110,10 @@ authorise_start(struct http_request *req)
 static void
 authorise_render(struct http_request *req, struct authorise_ctx *ctx)
 {
-	json_t	*payment;
+	json_t			*payment;
+	struct authorise_shown	 shown;
+	char			 binding[AUTHORISE_BINDING_MAX];
+	char			 csrf[FORMS_TOKEN_MAX], amount[32];
 
 	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
 		payments_page_login(req, req->path);
@@ -105,8 +128,26 @@ authorise_render(struct http_request *req, struct authorise_ctx *ctx)
 		return;
 	}
 	payments_page_translate(req, payment);
-	pages_render(req, 200, "payment_authorise",
-	    json_pack("{s:o}", "payment", payment));
+	(void)snprintf(amount, sizeof(amount), "%lld", (long long)
+	    json_integer_value(json_object_get(payment, "amount_minor")));
+	shown.amount_minor = amount;
+	shown.currency = json_string_value(json_object_get(payment,
+	    "currency"));
+	shown.creditor_iban = json_string_value(json_object_get(payment,
+	    "creditor_iban"));
+	shown.creditor_name = json_string_value(json_object_get(payment,
+	    "creditor_name"));
+	if (shown.currency == NULL || shown.creditor_iban == NULL ||
+	    shown.creditor_name == NULL || authorise_binding(ctx->id,
+	    ctx->session, &shown, binding, sizeof(binding)) == -1 ||
+	    forms_seal_step("payconfirm", db_int(&ctx->q, 0, 0), binding,
+	    csrf, sizeof(csrf)) == -1) {
+		json_decref(payment);
+		respond_server_error(req, "authorise csrf");
+		return;
+	}
+	pages_render(req, 200, "payment_authorise", json_pack("{s:o, s:s}",
+	    "payment", payment, "csrf", csrf));
 }
 
 int
@@ -115,6 +156,8 @@ pis_authorise_page(struct http_request *req)
 	struct authorise_ctx	*ctx;
 	int			 rc;
 
+	if (req->method == HTTP_METHOD_POST)
+		return (pis_authorise_confirm(req));
 	if (!http_state_exists(req) &&
 	    (rc = authorise_start(req)) != KORE_RESULT_RETRY)
 		return (rc);
