@@ -84,6 +84,12 @@ load_conf(const char *path, struct devd_conf *c)
 	c->rescan_ms = (int)settings_int("device_rescan_ms", 2000);
 	c->hotplug = settings_bool("device_hotplug", 1);
 	c->busy_retry_ms = (int)settings_int("device_busy_retry_ms", 2000);
+	if (settings_get("device_metrics_file", NULL) != NULL &&
+	    settings_path("device_metrics_file", NULL, c->metrics_path,
+	    sizeof(c->metrics_path)) != 0) {
+		devd_log("configuration: bad psd2_device_metrics_file");
+		return (-1);
+	}
 	if (c->lease_seconds < 3 || c->lease_seconds > 3600 ||
 	    c->rescan_ms < 100 || c->busy_retry_ms < 100) {
 		devd_log("configuration: lease, rescan or retry out of range");

@@ -69,7 +69,25 @@ struct devd_conf {
 	int		 rescan_ms;
 	int		 hotplug;
 	int		 busy_retry_ms;
+	char		 metrics_path[1024];	/* empty: no metrics file */
 };
+
+/* What the metrics file shows (device/deviced_metrics.c). */
+enum {
+	DEVD_OUT_APPROVED, DEVD_OUT_DECLINED, DEVD_OUT_TIMED_OUT,
+	DEVD_OUT_FAILED, DEVD_OUT_RELEASED, DEVD_OUT_KINDS
+};
+
+struct devd_stats {
+	int		 present;
+	int		 seen;
+	int		 connected;
+	uint64_t	 connects;
+	uint64_t	 ends[DEVD_OUT_KINDS];
+};
+
+int	devd_metrics_write(const char *, const char *,
+	    const struct devd_stats *);
 
 /* USB thread. */
 int	devd_usb_start(const struct devd_conf *, struct dqueue *to_main,

@@ -64,6 +64,8 @@ static struct {
 	int			 stopping;
 	struct mdev		*devs[DEVD_MAX_DEVICES];
 	size_t			 ndevs;
+	struct devd_stats	 stats;
+	int64_t			 next_metrics;
 } M;
 
 static int64_t
@@ -193,6 +195,7 @@ db_connect(void)
 	}
 	(void)PQsetnonblocking(M.db, 0);
 	M.backoff_ms = DB_RECONNECT_MIN_MS;
+	M.stats.connects++;
 	devd_log("database connected");
 	/* Whatever happened meanwhile: record again, look for work. */
 	for (i = 0; i < M.ndevs; i++) {
@@ -364,6 +367,21 @@ db_claim(struct mdev *d)
 	PQclear(res);
 }
 
+/* The metrics' name for the end of a claim. */
+static int
+end_kind(const struct mdev *d)
+{
+	if (d->wkind == W_FAILED)
+		return (DEVD_OUT_FAILED);
+	if (d->wkind == W_RELEASE)
+		return (DEVD_OUT_RELEASED);
+	if (d->result.outcome == DEV_OUTCOME_APPROVED)
+		return (DEVD_OUT_APPROVED);
+	if (d->result.outcome == DEV_OUTCOME_DECLINED)
+		return (DEVD_OUT_DECLINED);
+	return (DEVD_OUT_TIMED_OUT);
+}
+
 /* Writes the claim's end. 0 when written or moot, -1 to retry later. */
 static int
 db_write(struct mdev *d)
@@ -413,6 +431,7 @@ db_write(struct mdev *d)
 	if (res == NULL)
 		return (M.db == NULL ? -1 : 0);
 	if (strcmp(PQcmdTuples(res), "1") == 0) {
+		M.stats.ends[end_kind(d)]++;
 		if (d->wkind == W_RESULT)
 			devd_log("challenge %s on device %s: %s, counter %"
 			    PRIu32, d->challenge_id, d->serial, what,
@@ -699,6 +718,25 @@ db_work(void)
 	}
 }
 
+/* At most once a second, whatever else happens. */
+static void
+metrics_tick(void)
+{
+	size_t	i;
+
+	if (M.conf->metrics_path[0] == '\0' || now_ms() < M.next_metrics)
+		return;
+	M.next_metrics = now_ms() + 1000;
+	M.stats.present = 0;
+	for (i = 0; i < M.ndevs; i++)
+		M.stats.present += M.devs[i]->present;
+	M.stats.seen = (int)M.ndevs;
+	M.stats.connected = M.db != NULL;
+	if (devd_metrics_write(M.conf->metrics_path, M.conf->host,
+	    &M.stats) != 0)
+		devd_log("metrics file %s not written", M.conf->metrics_path);
+}
+
 static int
 poll_timeout(void)
 {
@@ -819,6 +857,7 @@ devd_db_run(const struct devd_conf *conf, struct dqueue *from_usb,
 			(void)db_connect();
 		db_input();
 		db_work();
+		metrics_tick();
 	}
 	db_stop();
 	for (i = 0; i < M.ndevs; i++)

@@ -2,7 +2,7 @@
 # Installs the Debian packages psd2gate needs to build, run and test.
 # As root it installs what is missing; otherwise it names what is missing.
 set -eu
-PKGS="kore build-essential pkg-config patch postgresql libpq-dev libssl-dev
+PKGS="kore prometheus haproxy build-essential pkg-config patch postgresql libpq-dev libssl-dev
 libjansson-dev libargon2-dev libcmocka-dev libusb-1.0-0-dev umockdev
 libumockdev-dev libglib2.0-dev clang libclang-rt-14-dev
 python3-pytest python3-authlib python3-httpsig python3-selenium

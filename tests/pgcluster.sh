@@ -1,7 +1,7 @@
 #!/bin/sh
 # Throwaway PostgreSQL clusters under var/: the tests' and the sandbox's.
 #
-#   tests/pgcluster.sh [--sandbox] start|stop|status|conninfo
+#   tests/pgcluster.sh [--sandbox] start|stop|restart|status|conninfo
 #   tests/pgcluster.sh run COMMAND...
 #
 # The test cluster (default): data in var/pg-test (PSD2_PGDIR overrides),
@@ -135,6 +135,14 @@ start() {
 	    grep -q 1 || psql_pg -qc "CREATE DATABASE psd2gate OWNER psd2gate"
 }
 
+# pg_ctl restart -m fast: what an operator does to apply a setting; the
+# clients see their connections end and the server back within seconds.
+restart() {
+	running || { echo "pgcluster: not running" >&2; exit 1; }
+	as_pg "$bindir/pg_ctl" -D "$pgdir/data" -l "$pgdir/server.log" \
+	    -m fast -w restart >/dev/null
+}
+
 stop() {
 	if running; then
 		as_pg "$bindir/pg_ctl" -D "$pgdir/data" -m fast -w stop >/dev/null
@@ -158,6 +166,7 @@ run() {
 case "${1:-}" in
 start)		start; conninfo ;;
 stop)		stop ;;
+restart)	restart ;;
 status)		if running; then echo "running on port $(running_port)"
 		else echo stopped; exit 1; fi ;;
 conninfo)	if running; then port=$(running_port)

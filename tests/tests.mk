@@ -5,6 +5,7 @@
 #	make test-api		pytest tests/api against $(BUILD)/bin
 #	make test-browser	headless Chromium against $(BUILD)/bin
 #	make test-prod		tests/prod: production.conf started, systemd units
+#	make test-ha		metrics, request ids, HAProxy, PostgreSQL restart
 #	make test		every suite, each printing its summary line; goes
 #				on past a failing suite, fails at the end; the
 #				suites share one test PostgreSQL cluster on a
@@ -22,7 +23,7 @@ T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-build test-layout test-unit test-kore test-device \
 		   test-migrate test-api test-browser test-ais test-pis \
-		   test-tpp-unit test-tpp test-staff test-prod test-fuzz \
+		   test-tpp-unit test-tpp test-staff test-prod test-ha test-fuzz \
 		   sanitize-test
 T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-pis \
 		   test-tpp-unit test-staff
@@ -30,6 +31,16 @@ T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
 test-api: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=api$(T_SUFFIX) $(T_RUN) api
+
+# Issue 11: metrics, request ids, instances behind HAProxy, PostgreSQL
+# restarts (tests/ha; its listeners from PSD2_HA_PORT on, else free ports).
+test-ha: all
+	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=ha$(T_SUFFIX) $(T_RUN) ha
+
+# make soak: not part of make test (10 minutes by default; SOAK_SECONDS).
+soak: all
+	@sh tests/pgcluster.sh run env PSD2_SUITE_LABEL=soak \
+	    PSD2_BIN_DIR=$(BUILD)/bin /usr/bin/python3 tests/soak/soak.py
 
 test-browser: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=browser$(T_SUFFIX) \
@@ -83,8 +94,8 @@ test-fuzz:
 	done; \
 	test $$fail -eq 0
 
-.PHONY: test test-api test-browser test-staff test-prod test-layout \
-	test-migrate sanitize-test \
+.PHONY: soak test test-api test-ha test-browser test-staff test-prod \
+	test-layout test-migrate sanitize-test \
 	test-fuzz test-build
 
 .DEFAULT_GOAL	:= $(T_SAVED_GOAL)

@@ -15,8 +15,7 @@
 #include "app/app.h"
 #include "common/crypto.h"
 #include "db/db.h"
-
-#define REQUEST_ID_MAX	40
+#include "metrics/metrics.h"
 
 static void
 respond_security_headers(struct http_request *req)
@@ -32,28 +31,32 @@ respond_security_headers(struct http_request *req)
 
 /*
  * The request id is the TPP's x-request-id when it is a UUID, otherwise a
- * fresh one; it ties a log line to what the caller saw. It is kept from
- * the first use until the request's log line is written (a 500's errorId
- * line and its request line share it).
+ * fresh one; it ties every log line of a request (and its statements in
+ * PostgreSQL, src/db/db.c) to what the caller saw. It lives in the
+ * request itself (Kore patch 0021): a worker has many requests in flight.
  */
-static struct http_request	*rid_owner;
-static char			 rid_value[REQUEST_ID_MAX];
-
 const char *
 respond_request_id(struct http_request *req)
 {
 	const char	*hdr;
 
-	if (rid_owner == req)
-		return (rid_value);
-	rid_owner = req;
+	if (req->rid[0] != '\0')
+		return (req->rid);
 	if (http_request_header(req, "x-request-id", &hdr) &&
 	    crypto_is_uuid(hdr)) {
-		snprintf(rid_value, sizeof(rid_value), "%s", hdr);
-	} else if (crypto_uuid(rid_value) == -1) {
-		snprintf(rid_value, sizeof(rid_value), "-");
+		snprintf(req->rid, sizeof(req->rid), "%s", hdr);
+	} else if (crypto_uuid(req->rid) == -1) {
+		snprintf(req->rid, sizeof(req->rid), "-");
 	}
-	return (rid_value);
+	return (req->rid);
+}
+
+/* The route's pattern, not the path: one label set per route. */
+static void
+respond_metrics(struct http_request *req, int status, u_int64_t ms)
+{
+	metrics_http(req->hdlr != NULL ? req->hdlr->path : "unrouted",
+	    http_method_text(req->method), status, ms * 1000);
 }
 
 /* Kore restarts req->start on every run of a handler; total sums them. */
@@ -66,7 +69,7 @@ respond_log(struct http_request *req, int status)
 	kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d ms=%llu",
 	    respond_request_id(req), http_method_text(req->method),
 	    req->path, status, (unsigned long long)ms);
-	rid_owner = NULL;
+	respond_metrics(req, status, ms);
 }
 
 void
@@ -283,10 +286,11 @@ respond_kore_error(struct connection *c, int status, struct kore_buf *body,
 		kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d "
 		    "ms=0", respond_request_id(req),
 		    http_method_text(req->method), req->path, status);
-		rid_owner = NULL;
-	} else {
+		respond_metrics(req, status, 0);
+		} else {
 		kore_log(LOG_INFO, "request id=- method=- path=- status=%d "
 		    "ms=0", status);
+		metrics_http("unrouted", "-", status, 0);
 	}
 }
 

@@ -19,6 +19,7 @@
 #include "ais/ais.h"
 #include "api/respond.h"
 #include "common/settings.h"
+#include "metrics/metrics.h"
 #include "tpp/tpp.h"
 #include "web/pages.h"
 #include "oauth/password_task.h"
@@ -139,6 +140,7 @@ kore_parent_configure(int argc, char **argv)
 	app_load_settings();
 	ais_settings_load();
 	pis_settings_load();
+	metrics_init();
 	app_load_keys("form_keys", &app_form_keys);
 	app_load_keys("totp_keys", &app_totp_keys);
 	app_load_keys("client_keys", &app_client_keys);

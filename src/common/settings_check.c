@@ -86,6 +86,7 @@ static const struct setting_rule	rules[] = {
 	 * counts at most 600 s, PROTOCOL.md 5.3; the daemon needs 2 s). */
 	{ "pis_sca_seconds", SET_INT, 3, 600, NULL },
 	{ "pis_sweep_ms", SET_INT, 100, 60000, NULL },
+	{ "device_metrics_file", SET_PATH, 0, 0, NULL },
 };
 
 static const char *const	role_names[] = {

@@ -5,11 +5,14 @@
  * connection released. A query that could not run because the database
  * is unreachable is remembered for respond_server_error() (503).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/respond.h"
 #include "app/app.h"
 #include "db/db.h"
+#include "metrics/metrics.h"
 
 enum {
 	DBQ_NEW,
@@ -84,12 +87,44 @@ db_unbind(struct db_query *q)
 	}
 }
 
+/*
+ * The request id rides in a comment ahead of the statement: PostgreSQL
+ * shows it in pg_stat_activity and in its log lines of a failed or slow
+ * statement, at no extra round trip, and pg_stat_statements ignores
+ * comments. The id is a UUID or '-' (respond_request_id): nothing to
+ * escape.
+ */
+static const char *
+db_text(struct db_query *q)
+{
+	const char	*rid;
+
+	if (q->text == NULL) {
+		rid = q->req != NULL ? respond_request_id(q->req) : "-";
+		if (asprintf(&q->text, "/* rid=%s */ %s", rid, q->sql) == -1) {
+			q->text = NULL;
+			return (q->sql);
+		}
+	}
+	return (q->text);
+}
+
+static void
+db_log(struct db_query *q, const char *what, const char *error)
+{
+	kore_log(LOG_ERR, "db id=%s %s: %s", q->req != NULL ?
+	    respond_request_id(q->req) : "-", what,
+	    error != NULL ? error : "unknown error");
+}
+
 /* Not sent: log, release the connection now (a broken one is dropped). */
 static int
 db_send_failed(struct db_query *q)
 {
 	q->unavailable = (q->pg.flags & KORE_PGSQL_UNAVAILABLE) != 0;
-	kore_pgsql_logerror(&q->pg);
+	metrics_count(q->unavailable ? METRICS_DB_UNAVAILABLE :
+	    METRICS_DB_ERRORS, NULL, NULL, NULL, NULL);
+	db_log(q, q->unavailable ? "unavailable" : "not sent", q->pg.error);
 	db_unbind(q);
 	return (DB_FAILED);
 }
@@ -107,11 +142,17 @@ db_send(struct db_query *q)
 		 * No free connection: Kore queued us (a connection is being
 		 * made, or a busy one will be released) and wakes us later.
 		 */
-		if (q->pg.state == KORE_PGSQL_STATE_INIT)
+		if (q->pg.state == KORE_PGSQL_STATE_INIT) {
+			if (q->queued_us == 0)
+				q->queued_us = metrics_now_us();
 			return (DB_PENDING);
+		}
 		return (db_send_failed(q));
 	}
-	if (!kore_pgsql_query_param_fields(&q->pg, q->sql, 0, q->nparams,
+	q->sent_us = metrics_now_us();
+	metrics_observe_us(METRICS_DB_POOL_WAIT, q->queued_us != 0 ?
+	    q->sent_us - q->queued_us : 0);
+	if (!kore_pgsql_query_param_fields(&q->pg, db_text(q), 0, q->nparams,
 	    (const char **)q->values, q->lengths, q->formats))
 		return (db_send_failed(q));
 	q->state = DBQ_SENT;
@@ -151,12 +192,15 @@ db_query_poll(struct db_query *q)
 			kore_pgsql_continue(&q->pg);
 			break;
 		case KORE_PGSQL_STATE_ERROR:
-			kore_log(LOG_ERR, "db: %s", q->pg.error ?
-			    q->pg.error : "unknown error");
+			db_log(q, "query", q->pg.error);
+			metrics_count(METRICS_DB_ERRORS, NULL, NULL, NULL,
+			    NULL);
 			q->state = DBQ_FAILED;
 			db_unbind(q);
 			return (DB_FAILED);
 		case KORE_PGSQL_STATE_COMPLETE:
+			metrics_observe_us(METRICS_DB_QUERY,
+			    metrics_now_us() - q->sent_us);
 			db_unbind(q);
 			q->state = DBQ_DONE;
 			return (DB_READY);
@@ -179,6 +223,7 @@ db_query_end(struct db_query *q)
 		PQclear(q->result);
 	for (i = 0; i < q->nparams; i++)
 		kore_free(q->values[i]);
+	free(q->text);
 	memset(q, 0, sizeof(*q));
 }
 

@@ -30,6 +30,9 @@ struct db_query {
 	int			 state;
 	int			 bound;
 	int			 unavailable;
+	char			*text;		/* sql with the request id */
+	uint64_t		 queued_us;	/* waiting for a connection */
+	uint64_t		 sent_us;
 };
 
 /* Text parameters; NULL is SQL NULL. Copies the values. */

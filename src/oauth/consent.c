@@ -23,6 +23,7 @@
 #include <http.h>
 
 #include "api/respond.h"
+#include "metrics/metrics.h"
 #include "app/app.h"
 #include "common/crypto.h"
 #include "db/db.h"
@@ -289,6 +290,7 @@ consent_finish(struct http_request *req, void *arg)
 	const char		*outcome;
 
 	outcome = db_value(&ctx->q, 0, 0);
+	metrics_sca("consent", outcome);
 	if (strcmp(outcome, "ok") == 0 ||
 	    strcmp(outcome, "repeat_code") == 0) {
 		oauth_redirect_code(req, ctx->fs.request, ctx->code);

@@ -23,6 +23,7 @@
 #include <http.h>
 
 #include "api/respond.h"
+#include "metrics/metrics.h"
 #include "app/app.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
@@ -151,8 +152,8 @@ otp_match(struct http_request *req, struct otp_ctx *ctx)
 	len = secretbox_open(&app_totp_keys, db_value(&ctx->q, 0, 1), aad,
 	    seed, sizeof(seed));
 	if (len <= 0) {
-		kore_log(LOG_ERR, "psu %lld: TOTP seed does not decrypt",
-		    ctx->psu_id);
+		kore_log(LOG_ERR, "error id=%s psu %lld: TOTP seed does not "
+		    "decrypt", respond_request_id(req), ctx->psu_id);
 		return (-1);
 	}
 	flow_step = otp_flow_step(ctx);
@@ -224,6 +225,7 @@ otp_outcome(struct http_request *req, struct otp_ctx *ctx)
 	const char	*outcome;
 
 	outcome = db_value(&ctx->q, 0, 0);
+	metrics_sca("login", outcome);
 	if (strcmp(outcome, "locked") == 0) {
 		pages_message(req, 403, "locked_title", "locked");
 		return (OAUTH_ANSWERED);

@@ -20,6 +20,7 @@
 
 #include "api/peer.h"
 #include "api/respond.h"
+#include "metrics/metrics.h"
 #include "app/app.h"
 #include "common/client_secret.h"
 #include "common/crypto.h"
@@ -192,8 +193,9 @@ token_client_secret_ok(struct db_query *q, const char *client_id,
 	ok = client_secret_verify(&app_client_keys, key_id, salt, saltlen,
 	    stored, storedlen, digest);
 	if (ok && key_id == NULL)
-		kore_log(LOG_NOTICE, "client %s: secret stored unsalted; "
-		    "run psd2ctl tpp rehash", client_id);
+		kore_log(LOG_NOTICE, "notice id=%s client %s: secret stored "
+		    "unsalted; run psd2ctl tpp rehash",
+		    respond_request_id(q->req), client_id);
 	PQfreemem(stored);
 	PQfreemem(salt);
 	return (ok);
@@ -363,6 +365,13 @@ token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 static void
 token_answer(struct http_request *req, struct token_ctx *ctx)
 {
+	const char	*grant_type;
+
+	grant_type = NULL;
+	(void)http_argument_get_string(req, "grant_type", &grant_type);
+	/* Only the two grant types reach the database: a bounded label. */
+	metrics_token_grant(grant_type ? grant_type : "-",
+	    db_value(&ctx->q, 0, 0));
 	if (strcmp(db_value(&ctx->q, 0, 0), "invalid_client") == 0) {
 		respond_oauth_error(req, 401, "invalid_client",
 		    db_value(&ctx->q, 0, 3));

@@ -52,6 +52,11 @@ struct pis_call {
 	struct ais_refusal	 input;		/* first input error */
 	struct ais_refusal	 refusal;	/* what step 1 settled */
 	char			 psu_ip[AIS_IP_MAX];
+	/* A 201 waits for pis_wake() (the daemons' wake-up after the
+	 * initiation's commit), then is sent as kept here. */
+	int			 waking;
+	char			*answer_body;
+	char			*answer_location;
 };
 
 /* http_state of a payment call, freed with the request. */

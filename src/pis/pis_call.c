@@ -79,6 +79,8 @@ pis_call_free(struct http_request *req)
 	struct pis_call	*c = http_state_get(req);
 
 	db_query_end(&c->q);
+	kore_free(c->answer_body);
+	kore_free(c->answer_location);
 	OPENSSL_cleanse(c, sizeof(*c));
 }
 
@@ -256,8 +258,6 @@ pis_answer(struct http_request *req, struct pis_call *c)
 		return;
 	}
 	status = (int)db_int(&c->q, 0, 2);
-	if (status == 201 && !db_is_null(&c->q, 0, 1))
-		http_response_header(req, "location", db_value(&c->q, 0, 1));
 	if (db_is_null(&c->q, 0, 3)) {
 		respond_raw(req, status, NULL, NULL, 0);
 		return;
@@ -266,19 +266,67 @@ pis_answer(struct http_request *req, struct pis_call *c)
 	respond_raw(req, status, "application/json", body, strlen(body));
 }
 
+static const char sql_wake[] = "SELECT pis_wake($1)";
+
+/*
+ * A committed initiation (201): keeps the answer and starts pis_wake()
+ * for its payment (the id ends the Location). 0 when it did.
+ */
+static int
+pis_wake_begin(struct http_request *req, struct pis_call *c)
+{
+	const char	*loc, *id;
+
+	if (db_rows(&c->q) != 1 || !db_is_null(&c->q, 0, 0) ||
+	    c->refusal.status != 0 || db_is_null(&c->q, 0, 2) ||
+	    db_int(&c->q, 0, 2) != 201 || db_is_null(&c->q, 0, 1) ||
+	    db_is_null(&c->q, 0, 3))
+		return (-1);
+	loc = db_value(&c->q, 0, 1);
+	if ((id = strrchr(loc, '/')) == NULL)
+		return (-1);
+	c->answer_location = kore_strdup(loc);
+	c->answer_body = kore_strdup(db_value(&c->q, 0, 3));
+	c->waking = 1;
+	db_query_begin(&c->q, req, sql_wake);
+	db_param(&c->q, c->answer_location + (id + 1 - loc));
+	return (0);
+}
+
+static void
+pis_answer_created(struct http_request *req, struct pis_call *c)
+{
+	http_response_header(req, "location", c->answer_location);
+	respond_raw(req, 201, "application/json", c->answer_body,
+	    strlen(c->answer_body));
+}
+
 int
 pis_finish(struct http_request *req, struct pis_call *c)
 {
+	enum db_status	st;
+
 	if (c->answered)
 		return (KORE_RESULT_OK);
-	switch (db_query_poll(&c->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		respond_server_error(req, "pis query");
-		return (KORE_RESULT_OK);
-	case DB_READY:
-		break;
+	for (;;) {
+		st = db_query_poll(&c->q);
+		if (st == DB_PENDING)
+			return (KORE_RESULT_RETRY);
+		if (c->waking) {
+			/* The payment is committed whatever the wake-up did. */
+			if (st == DB_FAILED)
+				kore_log(LOG_NOTICE, "pis: wake-up for %s not "
+				    "sent; the daemons' sweep finds it",
+				    c->answer_location);
+			pis_answer_created(req, c);
+			return (KORE_RESULT_OK);
+		}
+		if (st == DB_FAILED) {
+			respond_server_error(req, "pis query");
+			return (KORE_RESULT_OK);
+		}
+		if (pis_wake_begin(req, c) == -1)
+			break;
 	}
 	pis_answer(req, c);
 	return (KORE_RESULT_OK);

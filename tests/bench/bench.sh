@@ -7,7 +7,8 @@
 # Scenarios: the static route (Kore's ceiling), the login page, a burst
 # of logins (argon2id), the refresh grant, AIS account list and
 # transactions (signed, thousands of PSUs, consents and tokens), signed
-# versus unsigned, pgbench with what one refresh grant does to the
+# versus unsigned, signed payment initiation (decoupled) against pgbench
+# running the same statement, pgbench with what one refresh grant does to the
 # database, then the device figures. After each scenario: every worker's
 # PSS. Any failed measurement (a non-2xx answer, a socket error, a stale
 # pool, a worker above 20 MB, a failing sub-bench) fails `make bench`.
@@ -24,10 +25,13 @@ export WRK_THREADS
 OUT=var/bench
 SKEW=$(sed -n 's/^psd2_clock_skew[[:space:]]*//p' conf/sandbox.conf)
 BENCH_GATES=
+BENCH_PROXIES=
 mkdir -p "$OUT"
 . tests/bench/lib.sh
-trap 'for p in $BENCH_GATES; do kill $p 2>/dev/null; wait $p 2>/dev/null; done;
-    rm -f conf/bench-gate.conf conf/bench-plain.conf' EXIT INT TERM
+# Once: a TERM that arrives meanwhile (stopping a psd2gate that shares our
+# process group) must not cut the loop short and leave a HAProxy running.
+trap 'trap "" TERM INT; trap - EXIT; for p in $BENCH_PROXIES $BENCH_GATES; do kill $p 2>/dev/null; wait $p 2>/dev/null; done;
+    rm -f conf/bench-gate.conf conf/bench-half1.conf conf/bench-half2.conf conf/bench-plain.conf' EXIT INT TERM
 
 # --- set-up ------------------------------------------------------------
 # Every run starts from the same state: a new database, then the bench
@@ -135,6 +139,79 @@ else
 		bench_fail "verification cost $cost% beyond the 20% target"
 	fi
 fi
+
+# --- payment initiation, signed, decoupled (issue 9) ----------------------
+# Each bench PSU gets an active authenticator (no daemon drives them here:
+# each initiation commits a payment, its authorisation and a device
+# challenge, which then wait for their deadline) and an access token with
+# PAYMENT_INITIATION. Each request is signed over its own body and
+# x-request-id. Then pgbench runs the same statement (pis_initiate) with
+# the same rows and durable commits: the service must reach at least 50%
+# of that rate (the HTTP, signature and input checks are the rest).
+$PSQL <<'SQL'
+INSERT INTO device (serial, model, firmware, public_key, attestation,
+    attestation_ok, host, status, psu_id, enrolled_at)
+SELECT 'BENCH' || substr(p.username, 11), 'bench', '1',
+    '\x04'::bytea || sha256(convert_to(p.username, 'UTF8'))
+	|| sha256(convert_to(p.username || '.', 'UTF8')),
+    '\x00'::bytea, true, 'bench', 'active', p.id, now()
+FROM psu p WHERE p.username LIKE 'bench-psu-%'
+ON CONFLICT (serial) DO NOTHING;
+SQL
+$PSQL > "$OUT/tokens-pis" <<SQL
+CREATE TEMP TABLE t AS
+SELECT gen_random_uuid()::text AS tok, ca.consent_id, a.iban
+FROM consent_account ca JOIN account a ON a.id = ca.account_id
+WHERE a.resource_id LIKE 'bench-acc-%';
+INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
+    expires_at)
+SELECT sha256(convert_to(tok, 'UTF8')), 'access', gen_random_uuid(),
+    'sandbox-tpp', consent_id, '{PAYMENT_INITIATION}',
+    now() + interval '1 hour' FROM t;
+SELECT tok || E'\t' || iban FROM t;
+SQL
+POOL_AT=$(date +%s)
+/usr/bin/python3 tests/bench/presign_pis.py "$OUT/tokens-pis" \
+    $(( SECS * 3000 + 5000 )) "$OUT/pool-pis"
+before=$($PSQL -c "SELECT count(*) FROM device_challenge")
+POOL=$OUT/pool-pis bench_wrk "PIS initiation (signed, decoupled)" "$CONNS" \
+    -s tests/bench/pool_post.lua "$gate_base"
+pis_rate=$RES
+bench_fresh "PIS initiation"
+echo "  payments committed with authorisation and device challenge:" \
+    "$(( $($PSQL -c "SELECT count(*) FROM device_challenge") - before ))"
+bench_pss gate
+$PSQL <<SQL
+INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
+    expires_at)
+SELECT sha256(int8send(n) || '\\x70'::bytea), 'access', gen_random_uuid(),
+    'sandbox-tpp',
+    md5('bench-consent-bench-acc-' || lpad(n::text, 5, '0'))::uuid,
+    '{PAYMENT_INITIATION}', now() + interval '1 hour'
+FROM generate_series(1, $PSUS::bigint) n
+ON CONFLICT (token_hash) DO NOTHING;
+SQL
+if /usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
+    -c 32 -j 2 -T "$SECS" -M prepared -D psus="$PSUS" \
+    -f tests/bench/pgbench-pis.sql \
+    psd2gate > "$OUT/pgbench-pis.out" 2>&1; then
+	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/pgbench-pis.out" | head -n 1)
+	printf '%-34s %6s conns %10.0f tx/s   (durable commits, no HTTP)\n' \
+	    "pgbench: payment initiation" 32 "$tps"
+	share=$(awk -v a="$pis_rate" -v b="$tps" 'BEGIN { printf "%.0f", 100 * a / b }')
+	if [ "$share" -ge 50 ]; then
+		echo "signed initiation: $share% of pgbench's durable rate for the same rows (target >= 50%): ok"
+	else
+		echo "signed initiation: $share% of pgbench's durable rate for the same rows (target >= 50%): BELOW TARGET"
+		bench_fail "signed initiation at $share% of pgbench's rate (target >= 50%)"
+	fi
+else
+	tail -n 5 "$OUT/pgbench-pis.out" >&2
+	bench_fail "pgbench: payment initiation (see $OUT/pgbench-pis.out)"
+fi
+
+# --- fixed rate: one instance, one and two behind HAProxy ------------------
+. tests/bench/fixed_rate.sh
 
 # --- pgbench: what one refresh grant does to the database ----------------
 # Each client spends its own range of a token pool (sha256 of the 8-byte

@@ -13,9 +13,18 @@ SELECT format('bench-psu-%s', lpad(n::text, 5, '0')), 'Bench ' || n,
 FROM generate_series(1, :psus) n, psu t WHERE t.username = 'bench-template'
 ON CONFLICT (username) DO NOTHING;
 
+-- PSU n's IBAN: a valid German one (MOD 97-10), which payment initiation
+-- requires of the debtor account (tests/bench/pgbench-pis.sql computes it).
+CREATE OR REPLACE FUNCTION bench_iban(n integer) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT 'DE' || lpad((98 - mod(('37040044' || lpad(n::text, 10, '0')
+	    || '131400')::numeric, 97))::text, 2, '0') || '37040044'
+	    || lpad(n::text, 10, '0');
+$$;
+
 INSERT INTO account (resource_id, psu_id, iban, name, holder_name, currency)
 SELECT 'bench-acc-' || substr(p.username, 11), p.id,
-    'DE00BENCH' || lpad(substr(p.username, 11), 10, '0'), 'Giro',
+    bench_iban(substr(p.username, 11)::integer), 'Giro',
     p.display_name, 'EUR'
 FROM psu p WHERE p.username LIKE 'bench-psu-%'
 ON CONFLICT (resource_id) DO NOTHING;

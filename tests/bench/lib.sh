@@ -11,14 +11,17 @@ bench_fail() {
   $1"
 }
 
-# bench_conf FILE PORT SIGNING: the sandbox configuration on PORT and the
+# bench_conf FILE PORT SIGNING [WORKERS]: the sandbox configuration on PORT and the
 # bench cluster, no login rate limit, signatures required unless SIGNING
 # is "no"; then unsigned requests hold the AIS role only (they hold none
 # unless a configuration names it).
 bench_conf() {
 	# No staff listener (conf/staff.conf): two instances would both bind it.
+	# The metrics listener (conf/metrics.conf) on a free port of its own.
+	mport=$(sh tests/port.sh free $(( $2 + 1 )) $(( $2 + 20 )))
 	sed -e '/^server staff {/,/^}/d' -e '/^include staff.conf/d' \
 	    -e "s/127.0.0.1 8080/127.0.0.1 $2/" \
+	    -e "s/127.0.0.1 9464/127.0.0.1 $mport/" \
 	    -e "s/port=54329/port=$PGPORT/" \
 	    -e 's/^psd2_login_rate_per_minute.*/psd2_login_rate_per_minute	0/' \
 	    -e "s/^psd2_signing_required.*/psd2_signing_required	$3/" \
@@ -26,10 +29,13 @@ bench_conf() {
 	grep -q "^psd2_signing_required	$3" "$1" ||
 	    printf 'psd2_signing_required\t%s\n' "$3" >> "$1"
 	[ "$3" = no ] && printf 'psd2_unsigned_roles\tPSP_AI\n' >> "$1"
+	if [ -n "${4:-}" ]; then
+		sed -i "s/^workers[[:space:]].*/workers\t\t$4/" "$1"
+	fi
 	return 0
 }
 
-# bench_instance NAME SIGNING: starts a sandbox psd2gate for load on a
+# bench_instance NAME SIGNING [WORKERS]: starts a sandbox psd2gate for load on a
 # free port of BENCH_PORTS (no login rate limit; request signatures
 # required unless SIGNING is "no"; the bench cluster's port), its
 # configuration in conf/bench-NAME.conf (conf/, for the relative
@@ -38,7 +44,7 @@ bench_instance() {
 	name=$1
 	port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
 	conf=conf/bench-$name.conf
-	bench_conf "$conf" "$port" "$2"
+	bench_conf "$conf" "$port" "$2" "${3:-}"
 	"$BIN/psd2gate" -c "$conf" -f -n -r -q > "$OUT/server-$name.log" 2>&1 &
 	eval "${name}_pid=$!; ${name}_base=http://127.0.0.1:$port"
 	BENCH_GATES="$BENCH_GATES $!"

@@ -153,10 +153,13 @@ main(void)
 	}
 	if (k != ndev)
 		die("not all devices recorded");
-	/* A PSU has at most one active device (migration 082): one each. */
-	PQclear(sql("INSERT INTO psu (username, display_name, password_hash, "
-	    "totp_box) SELECT 'bench-' || serial, 'Bench ' || serial, 'x', "
-	    "'x' FROM device ON CONFLICT (username) DO NOTHING", 0, NULL));
+	/*
+	 * A PSU has at most one active device (migration 082): one each, in
+	 * the device test database's stand-in psu table (tests/device/
+	 * testdb.sh: id and username only).
+	 */
+	PQclear(sql("INSERT INTO psu (username) SELECT 'bench-' || serial "
+	    "FROM device ON CONFLICT (username) DO NOTHING", 0, NULL));
 	PQclear(sql("UPDATE device d SET status = 'active', enrolled_at = "
 	    "now(), psu_id = p.id FROM psu p "
 	    "WHERE p.username = 'bench-' || d.serial", 0, NULL));

@@ -119,6 +119,26 @@ def sanitizer_env():
     return env
 
 
+def umockdev_env(env=None):
+    """The environment of a program run under umockdev's preload (the
+    emulated authenticators). Under the sanitizer build the ASan runtime
+    must come first in LD_PRELOAD (device/emu/UMOCKDEV.md, trap 6), and
+    the device suite's leak suppressions apply."""
+    env = dict(env if env is not None else sanitizer_env())
+    preload = "libumockdev-preload.so.0"
+    if "asan" in bin_dir():
+        lib = subprocess.run(["gcc", "-print-file-name=libasan.so"],
+                             stdout=subprocess.PIPE, text=True,
+                             check=True).stdout.strip()
+        preload = lib + ":" + preload
+        env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+        env["LSAN_OPTIONS"] = ("suppressions=%s:print_suppressions=0" %
+                               os.path.join(TOP, "tests", "device",
+                                            "lsan.supp"))
+    env["LD_PRELOAD"] = preload
+    return env
+
+
 def suite_label():
     return os.environ.get("PSD2_SUITE_LABEL", "tests")
 

@@ -58,10 +58,6 @@ subprocess.run(["sh", MINT, "test", PKI_DIR, os.path.join(SANDBOX_DIR, "ca")],
                check=True, stdout=subprocess.DEVNULL)
 
 
-def asan():
-    return "asan" in psd2lib.bin_dir()
-
-
 def instance_conf(name, port):
     conf = psd2lib.derived_conf("conf/test.conf", port, name)
     with open(conf, "a") as f:
@@ -153,18 +149,7 @@ class Emulator:
                "sleep 0.2; done") % (self.hold,
                                     os.path.join(b, "psd2-deviced"),
                                     self.conf, self.dir)
-        env = psd2lib.sanitizer_env()
-        preload = "libumockdev-preload.so.0"
-        if asan():
-            lib = subprocess.run(["gcc", "-print-file-name=libasan.so"],
-                                 stdout=subprocess.PIPE,
-                                 text=True).stdout.strip()
-            preload = lib + ":" + preload
-            env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
-            env["LSAN_OPTIONS"] = ("suppressions=%s:print_suppressions=0" %
-                                   os.path.join(psd2lib.TOP, "tests",
-                                                "device", "lsan.supp"))
-        env["LD_PRELOAD"] = preload
+        env = psd2lib.umockdev_env()
         env["G_DEBUG"] = ""
         self.logf = open(self.log_path, "wb")
         self.proc = subprocess.Popen(

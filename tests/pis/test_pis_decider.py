@@ -85,3 +85,47 @@ def test_exhausted_counter_gets_no_challenge(api, db, emulator, payer):
     assert r.json()["scaStatus"] == "received"
     assert sql1(db, "SELECT count(*) FROM device_challenge WHERE "
                 "device_serial = %s", payer.serial) == 0
+
+
+def test_daemons_are_woken_after_the_commit(api, db, dbinfo, payer):
+    """device_challenge_new arrives for the initiation's device, sent after
+    the payment committed (pis_wake): the notify lock is never held
+    through the initiation's durable commit."""
+    import select
+    from psd2lib import db_connect
+    listen = db_connect(dbinfo)
+    try:
+        listen.cursor().execute("LISTEN device_challenge_new")
+        r = api.initiate(payer)
+        assert r.status_code == 201, r.text
+        pid = r.json()["paymentId"]
+        got = []
+        end = time.time() + 5
+        while time.time() < end and payer.serial not in got:
+            if select.select([listen], [], [], 0.5)[0]:
+                listen.poll()
+                got += [n.payload for n in listen.notifies]
+                listen.notifies.clear()
+        assert payer.serial in got
+        assert payment_row(db, pid)[0] == "RCVD"
+        # The trigger itself stays silent for an insert made with
+        # psd2.defer_notify on (as pis_initiate makes its challenge).
+        w = db_connect(dbinfo)
+        w.autocommit = False
+        k = w.cursor()
+        k.execute("SELECT set_config('psd2.defer_notify', 'on', true)")
+        k.execute("""INSERT INTO device_challenge (device_serial, psu_id,
+            nonce, amount_minor, currency, payee_name, payee_iban, deadline)
+            SELECT serial, psu_id, decode(repeat('00', 32), 'hex'), 1,
+            'EUR', 'x', 'DE89370400440532013000', now() + interval '1 s'
+            FROM device WHERE serial = %s RETURNING id""", (payer.serial,))
+        extra = k.fetchone()[0]
+        w.commit()
+        w.close()
+        time.sleep(0.5)
+        listen.poll()
+        assert [n.payload for n in listen.notifies] == []
+        sql(db, "UPDATE device_challenge SET status = 'cancelled' "
+            "WHERE id = %s AND status IN ('pending', 'claimed')", extra)
+    finally:
+        listen.close()

@@ -11,7 +11,7 @@ import time
 
 from conftest import (SCA_SECONDS, SCT, balance, payment_row, sql, sql1,
                       wait_for, wait_shown, wait_status)
-from psd2lib import db_connect
+from psd2lib import db_connect, psd2ctl
 
 
 def start(api, payer, **kw):
@@ -229,3 +229,12 @@ def test_outcome_after_the_deadline(api, db, emulator, payer, dbinfo):
     assert sql1(db, "SELECT reject_detail FROM payment WHERE id = %s",
                 pid) == "outcome written after the deadline"
     assert balance(db, payer.iban) == 100000
+
+
+def test_blocked_with_psd2ctl_mid_challenge(api, db, emulator, payer):
+    pid = start(api, payer)
+    wait_shown(emulator, payer.serial)
+    psd2ctl("device", "block", payer.serial, conf=emulator.conf)
+    st = wait_status(db, pid, "RJCT", timeout=5)
+    assert st == ("RJCT", "device blocked", "failed")
+    display_cleared(emulator, payer.serial)

@@ -93,6 +93,14 @@ def test_document_structure():
     assert used <= set(DOC["components"]["securitySchemes"])
 
 
+# The names of the [^/]+ segments of the regex routes, in order.
+SEGMENTS = {
+    "/auth/v1/psd2/account/": ["{account-id}"],
+    "/auth/v1/psd2/payments/": ["{payment-product}", "{paymentId}",
+                                "{authorisationId}"],
+}
+
+
 def routes():
     """{path template: {methods}} of conf/routes.conf."""
     out = {}
@@ -100,7 +108,9 @@ def routes():
     for m in re.finditer(r"(?m)^restrict\s+(\S+)\s+(.+)$", text):
         path = m.group(1)
         if path.startswith("^"):
-            path = path.strip("^$").replace("[^/]+", "{account-id}")
+            path = path.strip("^$")
+            names = iter(SEGMENTS[path.split("[^/]+")[0]])
+            path = re.sub(r"\[\^/\]\+", lambda _: next(names), path)
         out[path] = set(m.group(2).split())
     return out
 

@@ -49,7 +49,7 @@ def emulator(tmp_path):
     conf = device_conf(os.path.join(state, "deviced.conf"), "psd2_daemon")
     first = "STF" + secrets.token_hex(3).upper()
     log = open(os.path.join(state, "emu.log"), "wb")
-    env = dict(os.environ, LD_PRELOAD="libumockdev-preload.so.0")
+    env = psd2lib.umockdev_env()
     proc = subprocess.Popen(
         [os.path.join(BIN, "psd2-emuhost"), "--state", state, "--socket",
          os.path.join(state, "emu.sock"), "--manufacturer-key",

@@ -8,6 +8,7 @@ import hashlib
 import uuid
 
 import requests
+from selenium.webdriver.support.ui import WebDriverWait
 
 import psd2lib
 from psd2lib import Page
@@ -53,7 +54,9 @@ def test_browser_login_operator_and_logout(driver, operator, db):
     rows = audit_rows(db, "staff:" + operator.username, since)
     assert [r[1] for r in rows] == ["staff.login"]
     driver.find_element("id", "logout-submit").click()
-    assert driver.current_url == STAFF_URL + "/staff"
+    # The logout posts and redirects: wait for the login page.
+    WebDriverWait(driver, 20).until(
+        lambda d: d.current_url == STAFF_URL + "/staff")
     assert driver.find_element("id", "staff-login-form")
     driver.get(STAFF_URL + "/staff/home")
     assert driver.current_url == STAFF_URL + "/staff"

@@ -19,9 +19,20 @@ END $$;
 -- device_challenge_new (payload: device serial) wakes the daemons when a
 -- challenge becomes claimable; device_challenge_done (payload: challenge
 -- id) wakes the service, and the daemon holding a cancelled claim.
+--
+-- A transaction that notifies holds PostgreSQL's database-wide notify
+-- lock through its commit, so durable commits that notify are flushed
+-- one after another, never together. Payment initiation therefore sets
+-- psd2.defer_notify for its transaction and sends device_challenge_new
+-- right after its commit, in a transaction of its own without a flush
+-- (pis_wake, 60_pis.sql); a lost wake-up costs only the daemons' sweep.
 CREATE OR REPLACE FUNCTION device_challenge_notify() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+	IF NEW.status = 'pending' AND TG_OP = 'INSERT'
+	    AND current_setting('psd2.defer_notify', true) = 'on' THEN
+		RETURN NULL;
+	END IF;
 	IF NEW.status = 'pending' AND (TG_OP = 'INSERT'
 	    OR OLD.status IS DISTINCT FROM 'pending') THEN
 		PERFORM pg_notify('device_challenge_new', NEW.device_serial);

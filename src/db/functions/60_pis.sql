@@ -184,6 +184,8 @@ BEGIN
 	    p_payment->>'currency', p_redirect_uri, p_nok_redirect_uri,
 	    p_psu_ip, p_request_id);
 	IF v_approach = 'decoupled' THEN
+		-- The daemons' wake-up follows the commit (pis_wake).
+		PERFORM set_config('psd2.defer_notify', 'on', true);
 		INSERT INTO device_challenge (device_serial, psu_id, nonce,
 		    amount_minor, currency, payee_name, payee_iban, deadline)
 		VALUES (dev.serial, g.psu_id, p_nonce, v_amount,
@@ -211,6 +213,28 @@ BEGIN
 			pis_sca_redirect(v_id) END)) l(n, k, h)
 		WHERE h IS NOT NULL));
 	RETURN ROW(NULL, pis_self(p_product, v_id), 201, body::text)::pis_result;
+END;
+$$;
+
+-- Right after pis_initiate() committed: wakes the daemons for the
+-- payment's challenge (device_challenge_new), in a transaction without a
+-- flush, so that initiations' durable commits are not serialised by the
+-- notify lock (see device_challenge_notify, 50_devices.sql). Nothing for
+-- a redirect payment. Lost (a crash in between): the daemons' sweep
+-- claims the challenge a little later.
+CREATE OR REPLACE FUNCTION pis_wake(p_payment_id uuid) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+	v_serial text;
+BEGIN
+	PERFORM set_config('synchronous_commit', 'off', true);
+	SELECT c.device_serial INTO v_serial
+	FROM payment_authorisation a
+	JOIN device_challenge c ON c.id = a.challenge_id
+	WHERE a.payment_id = p_payment_id AND c.status = 'pending';
+	IF FOUND THEN
+		PERFORM pg_notify('device_challenge_new', v_serial);
+	END IF;
 END;
 $$;
 
@@ -347,7 +371,9 @@ CREATE OR REPLACE FUNCTION pis_failure_reason(p_failure text)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
 	SELECT CASE
 	    WHEN p_failure = 'device unplugged' THEN 'device unplugged'
-	    WHEN p_failure = 'device blocked' THEN 'device blocked'
+	    -- staff (psd2ctl, the staff pages) took the device away
+	    WHEN p_failure IN ('device blocked', 'device unassigned',
+		'device retired') THEN 'device blocked'
 	    WHEN p_failure = 'device refused: PIN locked' THEN 'PIN locked'
 	    WHEN p_failure = 'device refused: challenge changed'
 		THEN 'payment changed'

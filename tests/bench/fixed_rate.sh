@@ -1,0 +1,115 @@
+# Sourced by tests/bench/bench.sh after the signed account-list runs (s1
+# holds one instance's capacity there): the same signed account list at a
+# fixed rate of half that capacity (issue 11), median of 3 runs each, for
+# one instance alone, one behind HAProxy, and two behind HAProxy (target:
+# no more than 10% worse than one behind HAProxy, in p50 and p99), and
+# HAProxy's CPU per request. The two instances have one worker each, so
+# that the comparison holds the worker count (2, one per core) and shows
+# what sharing the database between instances costs; two instances of
+# two workers each on 2 cores would measure 4 processes contending for 2
+# cores instead. wrk paces with tests/bench/paced.lua (Debian
+# has no wrk2); the machine's 2 cores are shared by wrk, HAProxy, the
+# instances and PostgreSQL, so this compares latency, not throughput.
+
+# bench_haproxy NAME PORT BACKEND-PORT...: HAProxy (round robin) in the
+# foreground; sets NAME_hpid.
+bench_haproxy() {
+	name=$1 port=$2
+	shift 2
+	cfg=$OUT/haproxy-$name.cfg
+	{
+		printf 'global\n\tmaxconn 4096\n\ndefaults\n\tmode http\n'
+		printf '\ttimeout connect 5s\n\ttimeout client 30s\n'
+		printf '\ttimeout server 30s\n\toption http-keep-alive\n\n'
+		printf 'frontend fe\n\tbind 127.0.0.1:%s\n\tdefault_backend be\n\n' "$port"
+		printf 'backend be\n\tbalance roundrobin\n'
+		i=0
+		for p in "$@"; do
+			i=$((i + 1))
+			printf '\tserver s%d 127.0.0.1:%s\n' "$i" "$p"
+		done
+	} > "$cfg"
+	/usr/sbin/haproxy -db -f "$cfg" > "$OUT/haproxy-$name.log" 2>&1 &
+	eval "${name}_hpid=$!"
+	BENCH_PROXIES="$BENCH_PROXIES $!"
+	for _ in $(seq 50); do
+		curl -fs "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	bench_fail "HAProxy $name did not start (see $OUT/haproxy-$name.log)"
+	return 1
+}
+
+# cpu_ticks PID: user + system clock ticks of PID so far.
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# bench_paced NAME URL [HAPROXY-PID]: 3 runs at RATE; prints the median
+# p50 and p99 (and HAProxy's CPU per request); sets P50 and P99.
+bench_paced() {
+	name=$1 url=$2 hp=${3:-}
+	p50s="" p99s="" cpu_us=""
+	for run in 1 2 3; do
+		bench_pool signed list $(( RATE * SECS * 12 / 10 + 1000 ))
+		[ -n "$hp" ] && t0=$(cpu_ticks "$hp")
+		POOL=$OUT/pool RATE=$RATE wrk -t"$WRK_THREADS" -c"$PACED_CONNS" \
+		    -d"${SECS}s" --timeout 10s -s tests/bench/paced.lua "$url" \
+		    > "$OUT/wrk.out" 2>&1
+		bench_fresh "$name"
+		set -- $(grep '^PACED' "$OUT/wrk.out" || echo "PACED 0 0 0 0 0")
+		if [ "$2" = 0 ] || [ "$5" != 0 ] || [ "$6" != 0 ]; then
+			sed -n '/^first non-2xx/p' "$OUT/wrk.out" >&2
+			bench_fail "$name run $run: $2 ok req/s, $5 non-2xx, $6 socket errors"
+		fi
+		p50s="$p50s $3" p99s="$p99s $4"
+		if [ -n "$hp" ]; then
+			ticks=$(( $(cpu_ticks "$hp") - t0 ))
+			cpu_us="$cpu_us $(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" \
+			    -v n="$(( $2 * SECS ))" 'BEGIN { printf "%.0f", n ? t / hz * 1e6 / n : 0 }')"
+		fi
+	done
+	P50=$(echo $p50s | tr ' ' '\n' | sort -n | sed -n 2p)
+	P99=$(echo $p99s | tr ' ' '\n' | sort -n | sed -n 2p)
+	line=$(printf '%-34s %6s req/s  p50 %7s ms  p99 %7s ms' "$name" \
+	    "$RATE" "$P50" "$P99")
+	if [ -n "$hp" ]; then
+		line="$line  HAProxy CPU $(echo $cpu_us | tr ' ' '\n' | sort -n | sed -n 2p) us/req"
+	fi
+	echo "$line   (median of 3; runs p50:$p50s, p99:$p99s)"
+}
+
+RATE=$(( ${s1:-0} / 2 ))
+PACED_CONNS=${BENCH_PACED_CONNS:-32}
+if [ "$RATE" -lt 10 ]; then
+	bench_fail "fixed rate: no capacity measured for the signed account list"
+else
+	echo "fixed rate: signed account list at $RATE req/s (half of one instance's $s1)"
+	bench_instance half1 yes 1
+	bench_instance half2 yes 1
+	gate_port=${gate_base##*:}
+	hp1_port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
+	bench_haproxy one "$hp1_port" "$gate_port"
+	hp2_port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
+	bench_haproxy two "$hp2_port" "${half1_base##*:}" "${half2_base##*:}"
+	bench_paced "one instance alone" "$gate_base"
+	bench_paced "one behind HAProxy" "http://127.0.0.1:$hp1_port" "$one_hpid"
+	one50=$P50 one99=$P99
+	bench_paced "two (1 worker each) behind HAProxy" \
+	    "http://127.0.0.1:$hp2_port" "$two_hpid"
+	if awk -v a="$P50" -v b="$one50" -v c="$P99" -v d="$one99" \
+	    'BEGIN { exit !(a <= 1.1 * b && c <= 1.1 * d) }'; then
+		echo "two instances vs one, both behind HAProxy: within 10%: ok"
+	else
+		echo "two instances vs one, both behind HAProxy: MORE THAN 10% WORSE"
+		bench_fail "two behind HAProxy: p50 $P50 / p99 $P99 ms vs $one50 / $one99 ms for one"
+	fi
+	bench_pss half1
+	bench_pss half2
+	# Stopped here, not only by bench.sh's trap: nothing of this section
+	# may outlive it.
+	for p in $one_hpid $two_hpid $half1_pid $half2_pid; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+fi
