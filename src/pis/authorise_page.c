@@ -59,6 +59,9 @@ authorise_path_id(const char *path, char id[AUTHORISE_ID_LEN + 1])
 		return (-1);
 	memcpy(id, path + plen, AUTHORISE_ID_LEN);
 	id[AUTHORISE_ID_LEN] = '\0';
+	/* Lower case only: the id is part of the authentication code. */
+	if (strspn(id, "0123456789abcdef-") != AUTHORISE_ID_LEN)
+		return (-1);
 	return (crypto_is_uuid(id) ? 0 : -1);
 }
 

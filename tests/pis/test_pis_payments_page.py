@@ -39,6 +39,9 @@ def login(driver, url, psu):
     driver.find_element(By.ID, "username").send_keys(psu.username)
     driver.find_element(By.ID, "password").send_keys(psu.password)
     driver.find_element(By.ID, "login-submit").click()
+    # The click returns before the next page may be there.
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.NAME, "otp"))
     driver.find_element(By.NAME, "otp").send_keys(psu.totp())
     driver.find_element(By.CSS_SELECTOR,
                         "#otp-form button[type=submit]").click()
