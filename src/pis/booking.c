@@ -1,6 +1,9 @@
 /*
  * The sandbox's booking (see booking.h): pis_book() in PostgreSQL, on the
- * decider's connection.
+ * decider's connection. A payment authorised with an authentication code
+ * (redirect SCA, sca_code.h) is checked first: the code must be the one
+ * of the payment as it is now, and pis_book_coded() books only if the row
+ * under its lock still holds the values checked here.
  */
 #include <sys/types.h>
 
@@ -8,12 +11,20 @@
 
 #include <kore.h>
 
+#include "app/app.h"
+#include "common/encoding.h"
+
 #include "pis/booking.h"
 #include "pis/pgconn.h"
+#include "pis/sca_code.h"
 
 #define BOOKING_BATCH	"64"
 
-static const char sql_book[] = "SELECT pis_book($1)";
+static const char sql_code[] =
+    "SELECT method, auth_code_kid, auth_code_hex, amount_minor, currency, "
+    "creditor_iban, creditor_name FROM pis_book_input($1)";
+static const char sql_book[] =
+    "SELECT pis_book_coded($1, $2, $3, $4, $5, $6)";
 static const char sql_unbooked[] = "SELECT pis_unbooked(" BOOKING_BATCH ")";
 
 struct booking_sweep_ctx {
@@ -33,6 +44,53 @@ booking_done(PGresult *res, void *arg)
 	kore_free(id);
 }
 
+/* 1 when the payment needs no code or its code verifies. */
+static int
+booking_code_ok(PGresult *res, const struct sca_code_input *in)
+{
+	uint8_t		 mac[SCA_CODE_LEN];
+	const char	*hex;
+	int		 len;
+
+	if (PQgetisnull(res, 0, 0) ||
+	    strcmp(PQgetvalue(res, 0, 0), "totp") != 0)
+		return (1);
+	if (PQgetisnull(res, 0, 1) || PQgetisnull(res, 0, 2))
+		return (0);
+	hex = PQgetvalue(res, 0, 2);
+	if ((len = hex_decode(hex, strlen(hex), mac, sizeof(mac))) == -1)
+		return (0);
+	return (sca_code_verify(&app_form_keys, in, PQgetvalue(res, 0, 1),
+	    mac, (size_t)len));
+}
+
+static void
+booking_checked(PGresult *res, void *arg)
+{
+	char			*id = arg;
+	struct sca_code_input	 in;
+	const char		*p[6];
+
+	if (res == NULL || PQntuples(res) != 1 || PQgetisnull(res, 0, 3)) {
+		kore_free(id);
+		return;
+	}
+	in.payment_id = id;
+	in.amount_minor = PQgetvalue(res, 0, 3);
+	in.currency = PQgetvalue(res, 0, 4);
+	in.creditor_iban = PQgetvalue(res, 0, 5);
+	in.creditor_name = PQgetvalue(res, 0, 6);
+	p[0] = id;
+	p[1] = booking_code_ok(res, &in) ? "true" : "false";
+	p[2] = in.amount_minor;
+	p[3] = in.currency;
+	p[4] = in.creditor_iban;
+	p[5] = in.creditor_name;
+	/* libpq copies the parameters when it sends the query. */
+	if (pgconn_query(sql_book, 6, p, booking_done, id) == -1)
+		kore_free(id);
+}
+
 void
 booking_request(const char *payment_id)
 {
@@ -41,7 +99,7 @@ booking_request(const char *payment_id)
 
 	id = kore_strdup(payment_id);
 	p[0] = id;
-	if (pgconn_query(sql_book, 1, p, booking_done, id) == -1)
+	if (pgconn_query(sql_code, 1, p, booking_checked, id) == -1)
 		kore_free(id);
 }
 

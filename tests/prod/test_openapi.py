@@ -98,6 +98,7 @@ SEGMENTS = {
     "/auth/v1/psd2/account/": ["{account-id}"],
     "/auth/v1/psd2/payments/": ["{payment-product}", "{paymentId}",
                                 "{authorisationId}"],
+    "/auth/payments/": ["{paymentId}"],
 }
 
 

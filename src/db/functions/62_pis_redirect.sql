@@ -1,0 +1,237 @@
+-- Payment initiation, the PSU's pages (issue 9, redirect part): what the
+-- bank's own pages under /auth/payments read. The current definition of
+-- each function, applied whole after the migrations (src/db/README.md).
+
+-- GET /auth/payments: the PSU of the browser session (idle rule of the
+-- PSU login, session_psu) and their payments, newest first. Unlike the
+-- TPP, the PSU sees the specific reason of a rejection (issue 9). The
+-- amount stays integer minor units; the page formats it (devcur_format).
+CREATE OR REPLACE FUNCTION psu_payments(p_session_hash bytea, p_idle integer,
+    OUT psu_id bigint, OUT payments json)
+LANGUAGE plpgsql AS $$
+BEGIN
+	psu_id := session_psu(p_session_hash, p_idle);
+	IF psu_id IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT coalesce(json_agg(json_build_object(
+	    'id', p.id,
+	    'created', to_char(p.created_at AT TIME ZONE 'UTC',
+		'YYYY-MM-DD HH24:MI "UTC"'),
+	    'tpp', t.name,
+	    'amount_minor', p.amount_minor,
+	    'currency', p.currency,
+	    'creditor_name', p.creditor_name,
+	    'creditor_iban', p.creditor_iban,
+	    'debtor_iban', p.debtor_iban,
+	    'remittance', p.remittance,
+	    'status', p.transaction_status,
+	    'reason', p.reject_reason)
+	    ORDER BY p.created_at DESC, p.id), '[]'::json)
+	INTO payments
+	FROM (SELECT * FROM payment
+	    WHERE payment.psu_id = psu_payments.psu_id
+	    ORDER BY created_at DESC, id LIMIT 200) p
+	JOIN tpp t ON t.id = p.tpp_id;
+END;
+$$;
+
+-- GET /auth/payments/{id}/authorise (the scaRedirect of 60_pis.sql):
+-- opening the page moves a redirect authorisation of an undecided payment
+-- from received to started (Berlin Group: the PSU has begun), with or
+-- without a browser session. Then, for the PSU of the session (idle rule
+-- of the PSU login): that PSU's payment as the page shows it, or NULL
+-- when it is not theirs or not a redirect payment (the page then says
+-- unknown, as for any id). psu_id NULL: no session, the login comes first.
+CREATE OR REPLACE FUNCTION psu_payment_authorise_page(p_session_hash bytea,
+    p_idle integer, p_id uuid, OUT psu_id bigint, OUT payment json)
+LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE payment_authorisation a SET sca_status = 'started',
+	    status_at = now()
+	FROM payment p
+	WHERE a.payment_id = p_id AND p.id = a.payment_id
+	    AND a.approach = 'redirect' AND a.sca_status = 'received'
+	    AND p.transaction_status = 'RCVD';
+	IF p_session_hash IS NULL THEN
+		RETURN;
+	END IF;
+	psu_id := session_psu(p_session_hash, p_idle);
+	IF psu_id IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT json_build_object(
+	    'id', p.id,
+	    'tpp', t.name,
+	    'amount_minor', p.amount_minor,
+	    'currency', p.currency,
+	    'creditor_name', p.creditor_name,
+	    'creditor_iban', p.creditor_iban,
+	    'debtor_iban', p.debtor_iban,
+	    'remittance', p.remittance,
+	    'status', p.transaction_status,
+	    'reason', p.reject_reason,
+	    'sca_status', a.sca_status,
+	    'has_device', d.has_device,
+	    'can_totp', NOT d.has_device AND p.transaction_status = 'RCVD'
+		AND a.sca_status IN ('received', 'started'))
+	INTO payment
+	FROM payment p
+	JOIN payment_authorisation a ON a.payment_id = p.id
+	JOIN tpp t ON t.id = p.tpp_id
+	CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM device v
+	    WHERE v.psu_id = p.psu_id AND v.status = 'active'
+		AND v.last_counter < 4294967295) AS has_device) d
+	WHERE p.id = p_id AND p.psu_id = psu_payment_authorise_page.psu_id
+	    AND a.approach = 'redirect';
+END;
+$$;
+
+-- What the booking (src/pis/booking.c) checks before it books: the
+-- authorisation's method and authentication code (sca_code.h: kept for
+-- redirect SCA with TOTP), and the payment's values the code covers.
+-- No row for a payment that is not ACTC.
+CREATE OR REPLACE FUNCTION pis_book_input(p_id uuid, OUT method text,
+    OUT auth_code_kid text, OUT auth_code_hex text, OUT amount_minor bigint,
+    OUT currency text, OUT creditor_iban text, OUT creditor_name text)
+RETURNS SETOF record LANGUAGE sql STABLE AS $$
+	SELECT a.method, a.auth_code_kid, encode(a.auth_code_mac, 'hex'),
+	    p.amount_minor, p.currency, p.creditor_iban, p.creditor_name
+	FROM payment p JOIN payment_authorisation a ON a.payment_id = p.id
+	WHERE p.id = p_id AND p.transaction_status = 'ACTC';
+$$;
+
+-- Books an ACTC payment (pis_book, 60_pis.sql) once the service has
+-- checked its authentication code: p_code_ok is the service's verdict
+-- on the code over the values p_amount .. p_name it read. A payment
+-- authorised with a code (method totp, or a code kept) books only when
+-- the code verified and the row, under its lock now, still holds those
+-- values; otherwise RJCT payment changed (RTS Art. 5: the code is bound
+-- to amount and payee). Other payments book as before.
+CREATE OR REPLACE FUNCTION pis_book_coded(p_id uuid, p_code_ok boolean,
+    p_amount bigint, p_currency text, p_iban text, p_name text)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	p payment%ROWTYPE;
+	a payment_authorisation%ROWTYPE;
+BEGIN
+	SELECT * INTO p FROM payment WHERE id = p_id FOR UPDATE;
+	IF NOT FOUND OR p.transaction_status <> 'ACTC' THEN
+		RETURN 'none';
+	END IF;
+	SELECT * INTO a FROM payment_authorisation WHERE payment_id = p_id;
+	IF (a.method = 'totp' OR a.auth_code_mac IS NOT NULL) AND
+	    (NOT coalesce(p_code_ok, false)
+	    OR p.amount_minor IS DISTINCT FROM p_amount
+	    OR p.currency IS DISTINCT FROM p_currency
+	    OR p.creditor_iban IS DISTINCT FROM p_iban
+	    OR p.creditor_name IS DISTINCT FROM p_name) THEN
+		UPDATE payment SET transaction_status = 'RJCT',
+		    reject_reason = 'payment changed',
+		    reject_detail = 'authentication code does not match the '
+			|| 'payment',
+		    status_at = now()
+		WHERE id = p_id;
+		RETURN 'RJCT';
+	END IF;
+	RETURN pis_book(p_id);
+END;
+$$;
+
+-- POST /auth/payments/{id}/authorise, redirect SCA with TOTP (a PSU
+-- without an active authenticator): what the service needs to check the
+-- code and to compute the authentication code (sca_code.h): the session's
+-- PSU (idle rule of the PSU login), the sealed TOTP seed, and the
+-- payment's values. No row without a live session of the payment's PSU
+-- or for a payment that is not a redirect one.
+CREATE OR REPLACE FUNCTION psu_payment_totp_input(p_session_hash bytea,
+    p_idle integer, p_id uuid, OUT psu_id bigint, OUT username text,
+    OUT totp_box text, OUT amount_minor bigint, OUT currency text,
+    OUT creditor_iban text, OUT creditor_name text)
+RETURNS SETOF record LANGUAGE sql AS $$
+	SELECT u.id, u.username, u.totp_box, p.amount_minor, p.currency,
+	    p.creditor_iban, p.creditor_name
+	FROM payment p
+	JOIN payment_authorisation a ON a.payment_id = p.id
+	JOIN psu u ON u.id = p.psu_id
+	WHERE p.id = p_id AND a.approach = 'redirect'
+	    AND u.id = session_psu(p_session_hash, p_idle);
+$$;
+
+-- The PSU's TOTP code for a redirect payment, in one transaction under
+-- the payment's and the PSU's locks. p_step: the time step the code
+-- matched (NULL: it did not); p_amount .. p_name: the values the service
+-- computed the authentication code p_mac (key p_kid) over. Lockout as in
+-- the PSU login (login_factor): a wrong or reused code counts as a
+-- failure. outcome:
+--	ok		SCA passed now, or before (a repeated post): ACTC,
+--			the code kept; the booking follows (payment_actc)
+--	failed		the code was wrong or reused: nothing else changed
+--	locked		the PSU is locked (right code while locked)
+--	rejected	the payment ended before (RJCT, CANC) or ended now
+--	device		the PSU has an active authenticator: SCA is done on it
+--	changed		the payment no longer holds the values the code was
+--			made for: nothing stored
+-- ok_uri / nok_uri: TPP-Redirect-URI and TPP-Nok-Redirect-URI.
+CREATE OR REPLACE FUNCTION psu_payment_totp(p_id uuid, p_psu_id bigint,
+    p_step bigint, p_max_failures integer, p_lock_seconds integer,
+    p_amount bigint, p_currency text, p_iban text, p_name text,
+    p_mac bytea, p_kid text, OUT outcome text, OUT ok_uri text,
+    OUT nok_uri text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	p payment%ROWTYPE;
+	a payment_authorisation%ROWTYPE;
+	fresh boolean;
+	r text;
+BEGIN
+	SELECT * INTO p FROM payment WHERE id = p_id AND psu_id = p_psu_id
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		outcome := 'rejected';
+		RETURN;
+	END IF;
+	ok_uri := p.tpp_redirect_uri;
+	nok_uri := p.tpp_nok_redirect_uri;
+	SELECT * INTO a FROM payment_authorisation WHERE payment_id = p_id;
+	IF a.sca_status = 'finalised' AND a.method = 'totp' AND
+	    p.transaction_status IN ('ACTC', 'ACSC') THEN
+		outcome := 'ok';
+		RETURN;
+	END IF;
+	IF p.transaction_status <> 'RCVD' OR a.approach <> 'redirect' OR
+	    a.sca_status NOT IN ('received', 'started') THEN
+		outcome := 'rejected';
+		RETURN;
+	END IF;
+	IF EXISTS (SELECT 1 FROM device d WHERE d.psu_id = p_psu_id
+	    AND d.status = 'active' AND d.last_counter < 4294967295) THEN
+		outcome := 'device';
+		RETURN;
+	END IF;
+	IF p.amount_minor IS DISTINCT FROM p_amount OR
+	    p.currency IS DISTINCT FROM p_currency OR
+	    p.creditor_iban IS DISTINCT FROM p_iban OR
+	    p.creditor_name IS DISTINCT FROM p_name THEN
+		outcome := 'changed';
+		RETURN;
+	END IF;
+	PERFORM 1 FROM psu WHERE id = p_psu_id FOR UPDATE;
+	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM psu
+	    WHERE id = p_psu_id AND totp_last_step < p_step);
+	r := login_factor(p_psu_id, fresh, p_max_failures, p_lock_seconds,
+	    true);
+	IF r <> 'ok' THEN
+		outcome := r;
+		RETURN;
+	END IF;
+	UPDATE psu SET totp_last_step = p_step WHERE id = p_psu_id;
+	UPDATE payment_authorisation SET method = 'totp',
+	    sca_status = 'finalised', auth_code_mac = p_mac,
+	    auth_code_kid = p_kid, status_at = now()
+	WHERE id = a.id;
+	UPDATE payment SET transaction_status = 'ACTC', status_at = now()
+	WHERE id = p_id;
+	outcome := 'ok';
+END;
+$$;

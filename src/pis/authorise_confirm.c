@@ -1,0 +1,242 @@
+/*
+ * POST /auth/payments/{paymentId}/authorise: redirect SCA with TOTP for a
+ * PSU without an active authenticator, on the page that shows the
+ * payment (authorise_page.c). The PSU is logged in (password and TOTP,
+ * the PSU login's lockout and idle rules: the session must be live); the
+ * code entered here is a fresh TOTP step (never one used before, the
+ * login's included) and counts against the same lockout. When it is
+ * right, the authentication code bound to amount and payee (sca_code.h)
+ * is kept with the authorisation and the payment becomes ACTC, in one
+ * transaction (psu_payment_totp); the booking checks the code again.
+ *
+ * CSRF: the form carries a sealed "payconfirm" token bound to the PSU,
+ * the payment and the session. Single use: a repeated post gets the
+ * first post's result (SCA passed: the same redirect).
+ * At the end the browser goes to TPP-Redirect-URI, or on failure to
+ * TPP-Nok-Redirect-URI (without one, a bank page saying it failed).
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/respond.h"
+#include "app/app.h"
+#include "common/crypto.h"
+#include "common/secretbox.h"
+#include "common/totp.h"
+#include "db/db.h"
+#include "oauth/login.h"
+#include "oauth/oauth.h"
+#include "pis/authorise.h"
+#include "pis/payments_page.h"
+#include "pis/sca_code.h"
+#include "web/forms.h"
+#include "web/pages.h"
+
+int	pis_authorise_confirm(struct http_request *);
+
+enum confirm_phase {
+	CONFIRM_INPUT,
+	CONFIRM_OUTCOME
+};
+
+struct confirm_ctx {
+	enum confirm_phase	phase;
+	struct db_query		q;
+	char			id[AUTHORISE_ID_LEN + 1];
+	long long		psu_id;
+};
+
+static const char sql_input[] =
+    "SELECT psu_id, username, totp_box, amount_minor, currency, "
+    "creditor_iban, creditor_name FROM psu_payment_totp_input($1, $2, $3)";
+static const char sql_outcome[] =
+    "SELECT outcome, ok_uri, nok_uri FROM psu_payment_totp($1, $2, $3, $4, "
+    "$5, $6, $7, $8, $9, $10, $11)";
+
+static void
+confirm_free(struct http_request *req)
+{
+	struct confirm_ctx	*ctx = http_state_get(req);
+
+	db_query_end(&ctx->q);
+}
+
+/* The time step the posted code matches (window of totp_verify), or -1. */
+static long long
+confirm_step(struct http_request *req, struct confirm_ctx *ctx)
+{
+	uint8_t	seed[64];
+	char	aad[128], code[7];
+	int64_t	matched;
+	int	len, ok;
+
+	if (otp_normalise(forms_arg(req, "otp"), code) == -1)
+		return (-1);
+	(void)snprintf(aad, sizeof(aad), "totp:psu:%s",
+	    db_value(&ctx->q, 0, 1));
+	len = secretbox_open(&app_totp_keys, db_value(&ctx->q, 0, 2), aad,
+	    seed, sizeof(seed));
+	if (len <= 0) {
+		kore_log(LOG_ERR, "psu %lld: TOTP seed does not decrypt",
+		    ctx->psu_id);
+		return (-1);
+	}
+	ok = totp_verify(seed, (size_t)len, code, (int64_t)time(NULL), -1,
+	    &matched);
+	OPENSSL_cleanse(seed, sizeof(seed));
+	return (ok == 1 ? (long long)matched : -1);
+}
+
+static enum oauth_next
+confirm_start(struct http_request *req, struct confirm_ctx *ctx)
+{
+	const char	*session;
+	uint8_t		 digest[32];
+
+	http_populate_post(req);
+	if (authorise_path_id(req->path, ctx->id) == -1) {
+		pages_message(req, 404, "error_title", "payment_unknown");
+		return (OAUTH_ANSWERED);
+	}
+	if ((session = payments_page_session(req)) == NULL) {
+		payments_page_login(req, req->path);
+		return (OAUTH_ANSWERED);
+	}
+	crypto_sha256(session, strlen(session), digest);
+	db_query_begin(&ctx->q, req, sql_input);
+	db_param_bin(&ctx->q, digest, sizeof(digest));
+	db_param_int(&ctx->q, app_cfg.session_idle);
+	db_param(&ctx->q, ctx->id);
+	ctx->phase = CONFIRM_INPUT;
+	return (OAUTH_QUERY);
+}
+
+static enum oauth_next
+confirm_check(struct http_request *req, struct confirm_ctx *ctx)
+{
+	struct sca_code_input	in;
+	struct authorise_shown	shown;
+	uint8_t			mac[SCA_CODE_LEN];
+	char			binding[AUTHORISE_BINDING_MAX];
+	char			kid[KEYRING_ID_MAX + 1];
+	char			amount[32], currency[8], iban[40], name[128];
+	long long		step;
+
+	/* The session ended (idle rule), or no payment of its PSU. */
+	if (db_rows(&ctx->q) != 1) {
+		payments_page_login(req, req->path);
+		return (OAUTH_ANSWERED);
+	}
+	(void)snprintf(amount, sizeof(amount), "%s", db_value(&ctx->q, 0, 3));
+	(void)snprintf(currency, sizeof(currency), "%s",
+	    db_value(&ctx->q, 0, 4));
+	(void)snprintf(iban, sizeof(iban), "%s", db_value(&ctx->q, 0, 5));
+	(void)snprintf(name, sizeof(name), "%s", db_value(&ctx->q, 0, 6));
+	shown.amount_minor = amount;
+	shown.currency = currency;
+	shown.creditor_iban = iban;
+	shown.creditor_name = name;
+	/* Bound to this PSU, session, payment and the values shown. */
+	if (authorise_binding(ctx->id, payments_page_session(req), &shown,
+	    binding, sizeof(binding)) == -1 || forms_open_step("payconfirm",
+	    forms_arg(req, "csrf"), binding, &ctx->psu_id) == -1 ||
+	    ctx->psu_id != db_int(&ctx->q, 0, 0)) {
+		pages_message(req, 403, "error_title", "error_csrf");
+		return (OAUTH_ANSWERED);
+	}
+	step = confirm_step(req, ctx);
+	in.payment_id = ctx->id;
+	in.amount_minor = amount;
+	in.currency = currency;
+	in.creditor_iban = iban;
+	in.creditor_name = name;
+	if (sca_code_make(&app_form_keys, &in, mac, kid) == -1) {
+		respond_server_error(req, "sca code");
+		return (OAUTH_ANSWERED);
+	}
+	db_query_begin(&ctx->q, req, sql_outcome);
+	db_param(&ctx->q, ctx->id);
+	db_param_int(&ctx->q, ctx->psu_id);
+	if (step < 0)
+		db_param(&ctx->q, NULL);
+	else
+		db_param_int(&ctx->q, step);
+	db_param_int(&ctx->q, app_cfg.login_max_failures);
+	db_param_int(&ctx->q, app_cfg.login_lock_seconds);
+	db_param(&ctx->q, amount);
+	db_param(&ctx->q, currency);
+	db_param(&ctx->q, iban);
+	db_param(&ctx->q, name);
+	db_param_bin(&ctx->q, mac, sizeof(mac));
+	db_param(&ctx->q, kid);
+	ctx->phase = CONFIRM_OUTCOME;
+	return (OAUTH_QUERY);
+}
+
+static void
+confirm_redirect(struct http_request *req, struct confirm_ctx *ctx, int col)
+{
+	if (db_is_null(&ctx->q, 0, col) || *db_value(&ctx->q, 0, col) == '\0') {
+		pages_message(req, 200, "authorise_failed_title",
+		    "authorise_failed");
+		return;
+	}
+	http_response_header(req, "location", db_value(&ctx->q, 0, col));
+	respond_raw(req, 303, NULL, NULL, 0);
+}
+
+static void
+confirm_outcome(struct http_request *req, struct confirm_ctx *ctx)
+{
+	const char	*outcome = db_value(&ctx->q, 0, 0);
+
+	if (strcmp(outcome, "ok") == 0)
+		confirm_redirect(req, ctx, 1);
+	else if (strcmp(outcome, "locked") == 0)
+		pages_message(req, 403, "locked_title", "locked");
+	else if (strcmp(outcome, "failed") == 0)
+		pages_message(req, 401, "error_title", "authorise_code_wrong");
+	else if (strcmp(outcome, "device") == 0)
+		pages_message(req, 409, "error_title", "authorise_device");
+	else
+		confirm_redirect(req, ctx, 2);
+}
+
+static enum oauth_next
+confirm_step_next(struct http_request *req, void *arg)
+{
+	struct confirm_ctx	*ctx = arg;
+
+	switch (ctx->phase) {
+	case CONFIRM_INPUT:
+		return (confirm_check(req, ctx));
+	case CONFIRM_OUTCOME:
+		confirm_outcome(req, ctx);
+		return (OAUTH_ANSWERED);
+	}
+	respond_server_error(req, "confirm phase");
+	return (OAUTH_ANSWERED);
+}
+
+int
+pis_authorise_confirm(struct http_request *req)
+{
+	struct confirm_ctx	*ctx;
+
+	if (!http_state_exists(req)) {
+		ctx = http_state_create(req, sizeof(*ctx), confirm_free);
+		if (confirm_start(req, ctx) == OAUTH_ANSWERED)
+			return (KORE_RESULT_OK);
+	}
+	ctx = http_state_get(req);
+	return (oauth_finish(req, &ctx->q, confirm_step_next, ctx,
+	    "authorise confirm"));
+}

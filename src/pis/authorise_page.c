@@ -1,0 +1,180 @@
+/*
+ * GET /auth/payments/{paymentId}/authorise, the scaRedirect of a payment
+ * initiated with redirect SCA (src/db/functions/60_pis.sql): opening it
+ * moves the authorisation from received to started; the PSU logs in
+ * (the PSU login: password and TOTP, its lockout and idle rules) and the
+ * page then shows the payment (amount, currency, payee name and IBAN,
+ * debtor account). Only the PSU's own payment is shown; any other id is
+ * "unknown", the same answer as for an id that does not exist.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/respond.h"
+#include "app/app.h"
+#include "common/crypto.h"
+#include "db/db.h"
+#include "pis/authorise.h"
+#include "pis/payments_page.h"
+#include "web/forms.h"
+#include "web/pages.h"
+
+int	pis_authorise_page(struct http_request *);
+int	pis_authorise_confirm(struct http_request *);
+
+#define AUTHORISE_PREFIX	"/auth/payments/"
+#define AUTHORISE_SUFFIX	"/authorise"
+
+struct authorise_ctx {
+	struct db_query	q;
+	char		id[AUTHORISE_ID_LEN + 1];
+	char		session[AUTHORISE_SESSION_MAX];
+};
+
+static const char sql_page[] =
+    "SELECT psu_id, payment FROM psu_payment_authorise_page($1, $2, $3)";
+
+static void
+authorise_free(struct http_request *req)
+{
+	struct authorise_ctx	*ctx = http_state_get(req);
+
+	db_query_end(&ctx->q);
+}
+
+int
+authorise_path_id(const char *path, char id[AUTHORISE_ID_LEN + 1])
+{
+	size_t	plen = sizeof(AUTHORISE_PREFIX) - 1;
+
+	if (strlen(path) != plen + AUTHORISE_ID_LEN +
+	    sizeof(AUTHORISE_SUFFIX) - 1 ||
+	    strncmp(path, AUTHORISE_PREFIX, plen) != 0 ||
+	    strcmp(path + plen + AUTHORISE_ID_LEN, AUTHORISE_SUFFIX) != 0)
+		return (-1);
+	memcpy(id, path + plen, AUTHORISE_ID_LEN);
+	id[AUTHORISE_ID_LEN] = '\0';
+	/* Lower case only: the id is part of the authentication code. */
+	if (strspn(id, "0123456789abcdef-") != AUTHORISE_ID_LEN)
+		return (-1);
+	return (crypto_is_uuid(id) ? 0 : -1);
+}
+
+int
+authorise_binding(const char *id, const char *session,
+    const struct authorise_shown *v, char *out, size_t outlen)
+{
+	int	n;
+
+	/* Fields of fixed shape first; the name (any text) last. */
+	n = snprintf(out, outlen, "payment:%s:%s:%s:%s:%s\n%s", id, session,
+	    v->amount_minor, v->currency, v->creditor_iban, v->creditor_name);
+	return (n < 0 || (size_t)n >= outlen ? -1 : 0);
+}
+
+static int
+authorise_start(struct http_request *req)
+{
+	struct authorise_ctx	*ctx;
+	const char		*session;
+	char			 id[AUTHORISE_ID_LEN + 1];
+	uint8_t			 digest[32];
+
+	http_populate_get(req);
+	if (authorise_path_id(req->path, id) == -1) {
+		pages_message(req, 404, "error_title", "payment_unknown");
+		return (KORE_RESULT_OK);
+	}
+	session = payments_page_session(req);
+	ctx = http_state_create(req, sizeof(*ctx), authorise_free);
+	db_query_begin(&ctx->q, req, sql_page);
+	if (session == NULL) {
+		db_param(&ctx->q, NULL);
+	} else {
+		crypto_sha256(session, strlen(session), digest);
+		db_param_bin(&ctx->q, digest, sizeof(digest));
+		if (strlen(session) >= sizeof(ctx->session)) {
+			payments_page_login(req, req->path);
+			return (KORE_RESULT_OK);
+		}
+		memcpy(ctx->session, session, strlen(session) + 1);
+	}
+	memcpy(ctx->id, id, sizeof(ctx->id));
+	db_param_int(&ctx->q, app_cfg.session_idle);
+	db_param(&ctx->q, id);
+	return (KORE_RESULT_RETRY);
+}
+
+static void
+authorise_render(struct http_request *req, struct authorise_ctx *ctx)
+{
+	json_t			*payment;
+	struct authorise_shown	 shown;
+	char			 binding[AUTHORISE_BINDING_MAX];
+	char			 csrf[FORMS_TOKEN_MAX], amount[32];
+
+	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
+		payments_page_login(req, req->path);
+		return;
+	}
+	if (db_is_null(&ctx->q, 0, 1)) {
+		pages_message(req, 404, "error_title", "payment_unknown");
+		return;
+	}
+	if ((payment = json_loads(db_value(&ctx->q, 0, 1), 0, NULL)) == NULL) {
+		respond_server_error(req, "authorise page");
+		return;
+	}
+	payments_page_translate(req, payment);
+	(void)snprintf(amount, sizeof(amount), "%lld", (long long)
+	    json_integer_value(json_object_get(payment, "amount_minor")));
+	shown.amount_minor = amount;
+	shown.currency = json_string_value(json_object_get(payment,
+	    "currency"));
+	shown.creditor_iban = json_string_value(json_object_get(payment,
+	    "creditor_iban"));
+	shown.creditor_name = json_string_value(json_object_get(payment,
+	    "creditor_name"));
+	if (shown.currency == NULL || shown.creditor_iban == NULL ||
+	    shown.creditor_name == NULL || authorise_binding(ctx->id,
+	    ctx->session, &shown, binding, sizeof(binding)) == -1 ||
+	    forms_seal_step("payconfirm", db_int(&ctx->q, 0, 0), binding,
+	    csrf, sizeof(csrf)) == -1) {
+		json_decref(payment);
+		respond_server_error(req, "authorise csrf");
+		return;
+	}
+	pages_render(req, 200, "payment_authorise", json_pack("{s:o, s:s}",
+	    "payment", payment, "csrf", csrf));
+}
+
+int
+pis_authorise_page(struct http_request *req)
+{
+	struct authorise_ctx	*ctx;
+	int			 rc;
+
+	if (req->method == HTTP_METHOD_POST)
+		return (pis_authorise_confirm(req));
+	if (!http_state_exists(req) &&
+	    (rc = authorise_start(req)) != KORE_RESULT_RETRY)
+		return (rc);
+	ctx = http_state_get(req);
+
+	switch (db_query_poll(&ctx->q)) {
+	case DB_PENDING:
+		return (KORE_RESULT_RETRY);
+	case DB_FAILED:
+		respond_server_error(req, "authorise page");
+		return (KORE_RESULT_OK);
+	case DB_READY:
+		break;
+	}
+	authorise_render(req, ctx);
+	return (KORE_RESULT_OK);
+}

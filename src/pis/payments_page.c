@@ -1,0 +1,161 @@
+/*
+ * The PSU's payments page: GET /auth/payments lists the PSU's payments
+ * (payee, amount, debtor account, status and, for a rejection, the
+ * specific reason, which the TPP is not told) behind the PSU login with
+ * the same two factors, lockout and idle rules as the authorisation.
+ * Read only: no form, nothing changes.
+ */
+#include <sys/types.h>
+
+#include <string.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/respond.h"
+#include "app/app.h"
+#include "common/crypto.h"
+#include "db/db.h"
+#include "devcur.h"
+#include "oauth/login.h"
+#include "pis/payments_page.h"
+#include "web/forms.h"
+#include "web/pages.h"
+
+int	pis_payments_page(struct http_request *);
+
+#define PAYMENTS_PATH	"/auth/payments"
+
+struct payments_ctx {
+	struct db_query	q;
+};
+
+static const char sql_list[] =
+    "SELECT psu_id, payments FROM psu_payments($1, $2)";
+
+static void
+payments_free(struct http_request *req)
+{
+	struct payments_ctx	*ctx = http_state_get(req);
+
+	db_query_end(&ctx->q);
+}
+
+const char *
+payments_page_session(struct http_request *req)
+{
+	char	*value;
+
+	http_populate_cookies(req);
+	if (!http_request_cookie(req, FORMS_SESSION_COOKIE, &value) ||
+	    *value == '\0')
+		return (NULL);
+	return (value);
+}
+
+void
+payments_page_login(struct http_request *req, const char *path)
+{
+	json_t	*next;
+
+	next = json_pack("{s:s}", "next", path);
+	login_page_new(req, next);
+	json_decref(next);
+}
+
+/* A key of the page's words: prefix and value, spaces as '_'. */
+static const char *
+payments_word(struct http_request *req, const char *prefix,
+    const char *value)
+{
+	char	key[64];
+	size_t	i, len;
+
+	len = strlen(prefix);
+	if (value == NULL || len + strlen(value) >= sizeof(key))
+		return ("");
+	memcpy(key, prefix, len);
+	for (i = 0; value[i] != '\0'; i++)
+		key[len + i] = value[i] == ' ' ? '_' : value[i];
+	key[len + i] = '\0';
+	return (pages_text(req, key));
+}
+
+/* The amount as the authenticator shows it (device/devcur.h). */
+void
+payments_page_translate(struct http_request *req, json_t *payment)
+{
+	json_t		*v;
+	const char	*currency;
+	char		 amount[DEVCUR_FORMAT_MAX];
+
+	v = json_object_get(payment, "amount_minor");
+	currency = json_string_value(json_object_get(payment, "currency"));
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    currency == NULL || devcur_format(
+	    (uint64_t)json_integer_value(v), currency, amount,
+	    sizeof(amount)) == 0)
+		(void)snprintf(amount, sizeof(amount), "?");
+	json_object_set_new(payment, "amount", json_string(amount));
+	json_object_set_new(payment, "status_text", json_string(payments_word(
+	    req, "payments_status_", json_string_value(json_object_get(
+	    payment, "status")))));
+	json_object_set_new(payment, "reason_text", json_string(payments_word(
+	    req, "payments_reason_", json_string_value(json_object_get(
+	    payment, "reason")))));
+}
+
+static void
+payments_render(struct http_request *req, struct payments_ctx *ctx)
+{
+	json_t	*list, *payment;
+	size_t	 i;
+
+	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
+		payments_page_login(req, PAYMENTS_PATH);
+		return;
+	}
+	list = json_loads(db_value(&ctx->q, 0, 1), 0, NULL);
+	if (list == NULL) {
+		respond_server_error(req, "payments page");
+		return;
+	}
+	json_array_foreach(list, i, payment)
+		payments_page_translate(req, payment);
+	pages_render(req, 200, "payments", json_pack("{s:o, s:b}",
+	    "payments", list, "none", json_array_size(list) == 0));
+}
+
+int
+pis_payments_page(struct http_request *req)
+{
+	struct payments_ctx	*ctx;
+	const char		*session;
+	uint8_t			 digest[32];
+
+	if (!http_state_exists(req)) {
+		http_populate_get(req);
+		if ((session = payments_page_session(req)) == NULL) {
+			payments_page_login(req, PAYMENTS_PATH);
+			return (KORE_RESULT_OK);
+		}
+		ctx = http_state_create(req, sizeof(*ctx), payments_free);
+		crypto_sha256(session, strlen(session), digest);
+		db_query_begin(&ctx->q, req, sql_list);
+		db_param_bin(&ctx->q, digest, sizeof(digest));
+		db_param_int(&ctx->q, app_cfg.session_idle);
+	}
+	ctx = http_state_get(req);
+
+	switch (db_query_poll(&ctx->q)) {
+	case DB_PENDING:
+		return (KORE_RESULT_RETRY);
+	case DB_FAILED:
+		respond_server_error(req, "payments list");
+		return (KORE_RESULT_OK);
+	case DB_READY:
+		break;
+	}
+	payments_render(req, ctx);
+	return (KORE_RESULT_OK);
+}
