@@ -105,6 +105,11 @@ def test_totp_success_books_and_redirects(lang, button, api, db, server,
     r = page.post(code)
     assert r.status_code == 303 and r.headers["Location"] == REDIRECT
     assert balance(db, payer.iban) == 100000 - 1234
+    # One audit row: the SCA outcome, confirmed by TOTP.
+    rows = sql(db, """SELECT actor, detail->>'method',
+        detail->>'outcome' FROM audit_log WHERE action = 'payment.sca'
+        AND detail->>'payment' = %s""", str(pid))
+    assert rows == [("psu:" + payer.psu.username, "totp", "confirmed")]
 
 
 def test_failure_redirects_to_nok(api, db, server, browser, payer_factory):

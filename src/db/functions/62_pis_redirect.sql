@@ -232,6 +232,9 @@ BEGIN
 	WHERE id = a.id;
 	UPDATE payment SET transaction_status = 'ACTC', status_at = now()
 	WHERE id = p_id;
+	-- The SCA outcome in the audit log, as the decider writes it for a
+	-- device confirmation (60_pis.sql).
+	PERFORM pis_audit_sca(p_id, NULL, NULL);
 	outcome := 'ok';
 END;
 $$;
