@@ -47,6 +47,10 @@ def test_browser_revoke(driver, api, db, service_setup, server):
     driver.find_element(By.ID, "username").send_keys(psu.username)
     driver.find_element(By.ID, "password").send_keys(psu.password)
     driver.find_element(By.ID, "login-submit").click()
+    # The password is checked in a task (argon2): slow under the sanitizer
+    # build; wait for the TOTP page.
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.NAME, "otp"))
     driver.find_element(By.NAME, "otp").send_keys(psu.totp())
     driver.find_element(By.CSS_SELECTOR,
                         "#otp-form button[type=submit]").click()
