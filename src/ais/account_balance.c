@@ -25,7 +25,7 @@ static const char sql_balance[] =
 
 /* The referenceId of the body, or NULL with the input error recorded. */
 static char *
-balance_reference(struct http_request *req, struct ais_call *c)
+balance_reference(struct http_request *req, struct xs2a_call *c)
 {
 	json_t		*doc, *ref;
 	json_error_t	 jerr;
@@ -39,14 +39,14 @@ balance_reference(struct http_request *req, struct ais_call *c)
 	if (body != NULL)
 		kore_free(body);
 	if (doc == NULL || !json_is_object(doc)) {
-		ais_input_error(c, 400, "FORMAT_ERROR", "body",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "body",
 		    "The body must be a JSON object {\"referenceId\": "
 		    "\"<resourceId>\"}.");
 	} else if ((ref = json_object_get(doc, "referenceId")) == NULL) {
-		ais_input_error(c, 400, "FORMAT_ERROR", "referenceId",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "referenceId",
 		    "referenceId is required.");
 	} else if (!json_is_string(ref)) {
-		ais_input_error(c, 400, "FORMAT_ERROR", "referenceId",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "referenceId",
 		    "referenceId must be a string.");
 	} else {
 		out = kore_strdup(json_string_value(ref));
@@ -59,7 +59,7 @@ balance_reference(struct http_request *req, struct ais_call *c)
 int
 ais_account_balance(struct http_request *req)
 {
-	struct ais_call	*c;
+	struct xs2a_call	*c;
 	char		*ref;
 
 	if (!http_state_exists(req)) {

@@ -18,7 +18,7 @@ static const char sql_list[] =
 int
 ais_account_list(struct http_request *req)
 {
-	struct ais_call	*c;
+	struct xs2a_call	*c;
 
 	if (!http_state_exists(req)) {
 		c = ais_call_new(req);

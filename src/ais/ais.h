@@ -25,33 +25,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "db/db.h"
-#include "tpp/tpp.h"
+#include "api/xs2a_call.h"
 
 struct http_request;
 
-#define AIS_TEXT_MAX	256
 /* inet_ntop's INET6_ADDRSTRLEN, without <arpa/inet.h> here. */
-#define AIS_IP_MAX	46
-
-/* A refusal settled in C (status 0: none). */
-struct ais_refusal {
-	int	status;
-	char	code[40];
-	char	path[64];
-	char	text[AIS_TEXT_MAX];
-};
-
-struct ais_call {
-	struct db_query		q;
-	struct tpp_verdict	verdict;
-	const char		*token;		/* as sent, for the 401 body */
-	const char		*resource_path;	/* path of RESOURCE_UNKNOWN */
-	int			 answered;	/* sent before any query */
-	struct ais_refusal	 input;		/* first input error */
-	struct ais_refusal	 refusal;	/* what step 1 settled */
-	char			 psu_ip[AIS_IP_MAX];	/* "" when absent */
-};
+#define AIS_IP_MAX	XS2A_IP_MAX
 
 struct ais_settings {
 	int	page_size;		/* psd2_page_size */
@@ -62,28 +41,20 @@ struct ais_settings {
 void				 ais_settings_load(void);
 const struct ais_settings	*ais_settings(void);
 
-/* http_state for an endpoint: a fresh ais_call freed with the request. */
-struct ais_call	*ais_call_new(struct http_request *);
-
-/* Records an input error (the first one is reported). */
-void	ais_input_error(struct ais_call *, int, const char *, const char *,
-	    const char *, ...) __attribute__((format(printf, 5, 6)));
+/* http_state for an endpoint: a fresh call freed with the request. */
+struct xs2a_call	*ais_call_new(struct http_request *);
 
 /*
  * Step 1 and the start of step 2 for an endpoint needing one of roles
- * (TPP_ROLE_* bits). Returns 1 when the endpoint's query sql was started
- * with the common parameters
- *	$1 token digest, $2 TLS client certificate thumbprint (x5t#S256),
- *	$3 certificate organizationIdentifier, $4 x-request-id (signed
- *	requests only), $5 PSU-IP-Address, $6 psd2_unattended_limit
- * and the endpoint must add its own ($7...); 0 when it must not (the
- * answer was sent, or a refusal waits for the bearer check).
+ * (TPP_ROLE_* bits): xs2a_begin() with, after its $1 to $5, $6
+ * psd2_unattended_limit. Returns 1 when the endpoint must add its own
+ * parameters ($7...); 0 when it must not.
  */
-int	ais_begin(struct http_request *, struct ais_call *, const char *,
+int	ais_begin(struct http_request *, struct xs2a_call *, const char *,
 	    int);
 
 /* Drives the query and writes the answer; a Kore handler result. */
-int	ais_finish(struct http_request *, struct ais_call *);
+int	ais_finish(struct http_request *, struct xs2a_call *);
 
 /* The request body (at most max bytes) as a NUL-terminated kore_malloc'ed
  * string, or NULL when there is none. *len gets its length. */

@@ -19,7 +19,7 @@ static const char sql_consent[] =
 int
 ais_consent_current(struct http_request *req)
 {
-	struct ais_call	*c;
+	struct xs2a_call	*c;
 
 	if (!http_state_exists(req)) {
 		c = ais_call_new(req);

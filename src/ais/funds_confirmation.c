@@ -92,7 +92,7 @@ funds_number(json_t *v, int exponent, int64_t *minor)
 }
 
 static void
-funds_amount(struct ais_call *c, json_t *ia, struct funds_input *in)
+funds_amount(struct xs2a_call *c, json_t *ia, struct funds_input *in)
 {
 	json_t		*cur, *amt;
 	int		 exp, rc;
@@ -101,7 +101,7 @@ funds_amount(struct ais_call *c, json_t *ia, struct funds_input *in)
 	amt = json_object_get(ia, "amount");
 	if (!json_is_string(cur) || (exp = money_currency_exponent(
 	    json_string_value(cur))) < 0) {
-		ais_input_error(c, 400, "FORMAT_ERROR",
+		xs2a_input_error(c, 400, "FORMAT_ERROR",
 		    "instructedAmount.currency",
 		    "instructedAmount.currency must be an ISO 4217 code.");
 		return;
@@ -115,7 +115,7 @@ funds_amount(struct ais_call *c, json_t *ia, struct funds_input *in)
 	else
 		rc = -1;
 	if (rc == -1 || in->minor <= 0) {
-		ais_input_error(c, 400, "FORMAT_ERROR",
+		xs2a_input_error(c, 400, "FORMAT_ERROR",
 		    "instructedAmount.amount",
 		    "instructedAmount.amount must be a positive decimal with "
 		    "at most %d decimals.", exp);
@@ -123,7 +123,7 @@ funds_amount(struct ais_call *c, json_t *ia, struct funds_input *in)
 }
 
 static void
-funds_parse(struct http_request *req, struct ais_call *c,
+funds_parse(struct http_request *req, struct xs2a_call *c,
     struct funds_input *in)
 {
 	json_t		*doc, *acc, *iban, *ia;
@@ -137,19 +137,19 @@ funds_parse(struct http_request *req, struct ais_call *c,
 	if (body != NULL)
 		kore_free(body);
 	if (doc == NULL || !json_is_object(doc)) {
-		ais_input_error(c, 400, "FORMAT_ERROR", "body",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "body",
 		    "The body must be a JSON object with account and "
 		    "instructedAmount.");
 	} else if (!json_is_object(acc = json_object_get(doc, "account"))) {
-		ais_input_error(c, 400, "FORMAT_ERROR", "account",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "account",
 		    "account must be an object {\"iban\": \"...\"}.");
 	} else if (!json_is_string(iban = json_object_get(acc, "iban")) ||
 	    funds_iban(json_string_value(iban), in->iban) == -1) {
-		ais_input_error(c, 400, "FORMAT_ERROR", "account.iban",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "account.iban",
 		    "account.iban must be an IBAN.");
 	} else if (!json_is_object(ia = json_object_get(doc,
 	    "instructedAmount"))) {
-		ais_input_error(c, 400, "FORMAT_ERROR", "instructedAmount",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "instructedAmount",
 		    "instructedAmount must be an object with currency and "
 		    "amount.");
 	} else {
@@ -162,7 +162,7 @@ funds_parse(struct http_request *req, struct ais_call *c,
 int
 ais_funds_confirmation(struct http_request *req)
 {
-	struct ais_call		*c;
+	struct xs2a_call		*c;
 	struct funds_input	 in;
 
 	if (!http_state_exists(req)) {

@@ -62,11 +62,11 @@ tx_account(struct http_request *req, struct tx_query *tq)
 
 /* Stores one decoded query value; a repeated parameter is an error. */
 static void
-tx_store(struct ais_call *c, const char *name, const char *raw, size_t len,
+tx_store(struct xs2a_call *c, const char *name, const char *raw, size_t len,
     char *out, int *seen)
 {
 	if (*seen) {
-		ais_input_error(c, 400, "FORMAT_ERROR", name,
+		xs2a_input_error(c, 400, "FORMAT_ERROR", name,
 		    "%s is given more than once.", name);
 		return;
 	}
@@ -74,13 +74,13 @@ tx_store(struct ais_call *c, const char *name, const char *raw, size_t len,
 	if (len >= TX_VALUE_MAX || form_decode(raw, len, out,
 	    TX_VALUE_MAX) < 0) {
 		out[0] = '\0';
-		ais_input_error(c, 400, "FORMAT_ERROR", name,
+		xs2a_input_error(c, 400, "FORMAT_ERROR", name,
 		    "%s is malformed.", name);
 	}
 }
 
 static void
-tx_parse_query(struct http_request *req, struct ais_call *c,
+tx_parse_query(struct http_request *req, struct xs2a_call *c,
     struct tx_query *tq)
 {
 	const char	*p, *end, *eq;
@@ -106,15 +106,15 @@ tx_parse_query(struct http_request *req, struct ais_call *c,
 }
 
 static void
-tx_check(struct ais_call *c, struct tx_query *tq)
+tx_check(struct xs2a_call *c, struct tx_query *tq)
 {
 	size_t	i, len;
 
 	if (tq->has_from && !ais_date_valid(tq->from))
-		ais_input_error(c, 400, "FORMAT_ERROR", "dateFrom",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "dateFrom",
 		    "dateFrom must be a date YYYY-MM-DD.");
 	if (tq->has_to && !ais_date_valid(tq->to))
-		ais_input_error(c, 400, "FORMAT_ERROR", "dateTo",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "dateTo",
 		    "dateTo must be a date YYYY-MM-DD.");
 	if (!tq->has_page)
 		return;
@@ -124,7 +124,7 @@ tx_check(struct ais_call *c, struct tx_query *tq)
 			break;
 	}
 	if (len == 0 || i != len || len > TX_PAGE_DIGITS) {
-		ais_input_error(c, 400, "FORMAT_ERROR", "pageIndex",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "pageIndex",
 		    "pageIndex must be an integer from 0 to 999999999.");
 		return;
 	}
@@ -133,7 +133,7 @@ tx_check(struct ais_call *c, struct tx_query *tq)
 
 /* $7.. of ais_transactions(); only for input without errors. */
 static void
-tx_params(struct ais_call *c, struct tx_query *tq)
+tx_params(struct xs2a_call *c, struct tx_query *tq)
 {
 	db_param(&c->q, tq->account[0] ? tq->account : NULL);
 	db_param(&c->q, tq->has_from ? tq->from : NULL);
@@ -145,7 +145,7 @@ tx_params(struct ais_call *c, struct tx_query *tq)
 int
 ais_transactions(struct http_request *req)
 {
-	struct ais_call	*c;
+	struct xs2a_call	*c;
 	struct tx_query	 tq;
 
 	if (!http_state_exists(req)) {

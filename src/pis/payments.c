@@ -138,27 +138,28 @@ pis_action(struct http_request *req, const struct pis_path *pp)
 }
 
 static void
-pis_ids_check(struct pis_call *c, const struct pis_path *pp)
+pis_ids_check(struct xs2a_call *c, const struct pis_path *pp)
 {
 	if (!pis_product_known(pp->product, strlen(pp->product))) {
-		pis_input_error(c, 404, "PRODUCT_UNKNOWN", NULL,
+		xs2a_input_error(c, 404, "PRODUCT_UNKNOWN", NULL,
 		    "The payment product %s is not offered; products: "
 		    "sepa-credit-transfers, instant-sepa-credit-transfers.",
 		    pp->product);
 		return;
 	}
 	if (pp->payment[0] != '\0' && !crypto_is_uuid(pp->payment))
-		pis_input_error(c, 404, "RESOURCE_UNKNOWN", "paymentId",
+		xs2a_input_error(c, 404, "RESOURCE_UNKNOWN", "paymentId",
 		    "The payment or authorisation is unknown.");
 	if (pp->auth[0] != '\0' && !crypto_is_uuid(pp->auth))
-		pis_input_error(c, 404, "RESOURCE_UNKNOWN", "authorisationId",
+		xs2a_input_error(c, 404, "RESOURCE_UNKNOWN", "authorisationId",
 		    "The payment or authorisation is unknown.");
 }
 
 static void
-pis_initiate(struct http_request *req, struct pis_call *c,
+pis_initiate(struct http_request *req, struct pis_call *pc,
     const struct pis_path *pp)
 {
+	struct xs2a_call	*c = &pc->x;
 	struct pis_payment_in	 in;
 	json_t			*doc;
 	char			*body, *json, amount[24];
@@ -188,10 +189,10 @@ pis_initiate(struct http_request *req, struct pis_call *c,
 		if (doc != NULL)
 			json_decref(doc);
 		if (json == NULL || RAND_bytes(nonce, sizeof(nonce)) != 1)
-			pis_input_error(c, 500, "INTERNAL_SERVER_ERROR", NULL,
+			xs2a_input_error(c, 500, "INTERNAL_SERVER_ERROR", NULL,
 			    "The payment could not be prepared.");
 	}
-	if (pis_begin(req, c, sql_initiate)) {
+	if (pis_begin(req, pc, sql_initiate)) {
 		db_param(&c->q, pp->product);
 		db_param(&c->q, json);
 		db_param_bin(&c->q, nonce, sizeof(nonce));
@@ -225,7 +226,7 @@ pis_payments(struct http_request *req)
 		if (req->method != HTTP_METHOD_POST) {
 			respond_tpp_error(req, 405, "SERVICE_INVALID", NULL,
 			    "Payments are initiated with POST.");
-			c->answered = 1;
+			c->x.answered = 1;
 			return (KORE_RESULT_OK);
 		}
 		pis_initiate(req, c, &pp);
@@ -234,15 +235,15 @@ pis_payments(struct http_request *req)
 	if ((action = pis_action(req, &pp)) == NULL) {
 		respond_tpp_error(req, 405, "SERVICE_INVALID", NULL,
 		    "This method is not offered on this payment resource.");
-		c->answered = 1;
+		c->x.answered = 1;
 		return (KORE_RESULT_OK);
 	}
-	pis_ids_check(c, &pp);
+	pis_ids_check(&c->x, &pp);
 	if (pis_begin(req, c, sql_payment)) {
-		db_param(&c->q, pp.product);
-		db_param(&c->q, pp.payment);
-		db_param(&c->q, action);
-		db_param(&c->q, pp.auth[0] ? pp.auth : NULL);
+		db_param(&c->x.q, pp.product);
+		db_param(&c->x.q, pp.payment);
+		db_param(&c->x.q, action);
+		db_param(&c->x.q, pp.auth[0] ? pp.auth : NULL);
 	}
 	return (pis_finish(req, c));
 }

@@ -29,8 +29,7 @@
 #include <stdint.h>
 
 #include "ais/ais.h"
-#include "db/db.h"
-#include "tpp/tpp.h"
+#include "api/xs2a_call.h"
 
 struct http_request;
 
@@ -44,14 +43,9 @@ struct pis_settings {
 void				 pis_settings_load(void);
 const struct pis_settings	*pis_settings(void);
 
+/* A payment call: the shared XS2A call and the 201 it keeps. */
 struct pis_call {
-	struct db_query		q;
-	struct tpp_verdict	verdict;
-	const char		*token;		/* as sent, for the 401 body */
-	int			 answered;	/* sent before any query */
-	struct ais_refusal	 input;		/* first input error */
-	struct ais_refusal	 refusal;	/* what step 1 settled */
-	char			 psu_ip[AIS_IP_MAX];
+	struct xs2a_call	 x;
 	/* A 201 waits for pis_wake() (the daemons' wake-up after the
 	 * initiation's commit), then is sent as kept here. */
 	int			 waking;
@@ -62,15 +56,10 @@ struct pis_call {
 /* http_state of a payment call, freed with the request. */
 struct pis_call	*pis_call_new(struct http_request *);
 
-/* Records an input error (the first one is reported). */
-void	pis_input_error(struct pis_call *, int, const char *, const char *,
-	    const char *, ...) __attribute__((format(printf, 5, 6)));
-
 /*
- * Steps 1 and 2: returns 1 when sql was started with the common
- * parameters $1 token digest, $2 TLS client certificate x5t#S256, $3
- * certificate organizationIdentifier, $4 x-request-id, $5 PSU-IP-Address,
- * and the caller must add its own ($6...); 0 when it must not.
+ * Steps 1 and 2: xs2a_begin() for role PSP_PI. Returns 1 when sql was
+ * started with the common parameters $1 to $5 and the caller must add
+ * its own ($6...); 0 when it must not.
  */
 int	pis_begin(struct http_request *, struct pis_call *, const char *);
 

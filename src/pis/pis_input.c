@@ -93,7 +93,7 @@ pis_member(json_t *doc, const char *outer, const char *inner, size_t *len)
 }
 
 static int
-pis_iban(struct pis_call *c, json_t *doc, const char *outer,
+pis_iban(struct xs2a_call *c, json_t *doc, const char *outer,
     char out[PIS_IBAN_MAX + 1])
 {
 	const char	*s;
@@ -101,7 +101,7 @@ pis_iban(struct pis_call *c, json_t *doc, const char *outer,
 
 	s = pis_member(doc, outer, "iban", &len);
 	if (s == NULL || !iban_valid(s, len) || len > PIS_IBAN_MAX) {
-		pis_input_error(c, 400, "FORMAT_ERROR", outer[0] == 'd' ?
+		xs2a_input_error(c, 400, "FORMAT_ERROR", outer[0] == 'd' ?
 		    "debtorAccount.iban" : "creditorAccount.iban",
 		    "%s.iban must be an IBAN (electronic format, upper case, "
 		    "valid check digits).", outer);
@@ -112,21 +112,21 @@ pis_iban(struct pis_call *c, json_t *doc, const char *outer,
 }
 
 static int
-pis_amount(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
+pis_amount(struct xs2a_call *c, json_t *doc, struct pis_payment_in *in)
 {
 	const char	*cur, *amt;
 	size_t		 len;
 
 	cur = pis_member(doc, "instructedAmount", "currency", &len);
 	if (cur == NULL || len != 3 || money_currency_exponent(cur) < 0) {
-		pis_input_error(c, 400, "FORMAT_ERROR",
+		xs2a_input_error(c, 400, "FORMAT_ERROR",
 		    "instructedAmount.currency",
 		    "instructedAmount.currency must be an ISO 4217 code.");
 		return (-1);
 	}
 	/* Both SEPA products are EUR only (and EUR is displayable). */
 	if (strcmp(cur, "EUR") != 0 || !devcur_displayable(cur)) {
-		pis_input_error(c, 400, "FORMAT_ERROR",
+		xs2a_input_error(c, 400, "FORMAT_ERROR",
 		    "instructedAmount.currency",
 		    "instructedAmount.currency: %s takes EUR only.",
 		    in->product);
@@ -136,7 +136,7 @@ pis_amount(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
 	amt = pis_member(doc, "instructedAmount", "amount", &len);
 	if (amt == NULL || strlen(amt) != len ||
 	    pis_amount_parse(amt, &in->amount_minor) == -1) {
-		pis_input_error(c, 400, "FORMAT_ERROR",
+		xs2a_input_error(c, 400, "FORMAT_ERROR",
 		    "instructedAmount.amount",
 		    "instructedAmount.amount must be a decimal string greater "
 		    "than 0 with at most 2 decimals and at most 999999999.99.");
@@ -146,7 +146,7 @@ pis_amount(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
 }
 
 static int
-pis_name(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
+pis_name(struct xs2a_call *c, json_t *doc, struct pis_payment_in *in)
 {
 	json_t	*v;
 	size_t	 n;
@@ -154,7 +154,7 @@ pis_name(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
 
 	v = json_object_get(doc, "creditorName");
 	if (!json_is_string(v)) {
-		pis_input_error(c, 400, "FORMAT_ERROR", "creditorName",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "creditorName",
 		    "creditorName is required (a string).");
 		return (-1);
 	}
@@ -162,7 +162,7 @@ pis_name(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
 	    devtext_payee_normalize(json_string_value(v),
 	    json_string_length(v), in->name, sizeof(in->name), &n);
 	if (rc != DEVTEXT_OK) {
-		pis_input_error(c, 400, "FORMAT_ERROR", "creditorName",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "creditorName",
 		    "creditorName: %s.", devtext_error(rc));
 		return (-1);
 	}
@@ -189,7 +189,7 @@ pis_text_ok(const char *s, size_t len, size_t max)
 }
 
 static int
-pis_remittance(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
+pis_remittance(struct xs2a_call *c, json_t *doc, struct pis_payment_in *in)
 {
 	json_t	*v;
 
@@ -198,7 +198,7 @@ pis_remittance(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
 		return (0);
 	if (!json_is_string(v) || !pis_text_ok(json_string_value(v),
 	    json_string_length(v), PIS_REMITTANCE_MAX)) {
-		pis_input_error(c, 400, "FORMAT_ERROR",
+		xs2a_input_error(c, 400, "FORMAT_ERROR",
 		    "remittanceInformationUnstructured",
 		    "remittanceInformationUnstructured must be 1 to %d "
 		    "characters without control characters.",
@@ -210,7 +210,7 @@ pis_remittance(struct pis_call *c, json_t *doc, struct pis_payment_in *in)
 }
 
 int
-pis_payment_parse(struct pis_call *c, const char *body, size_t len,
+pis_payment_parse(struct xs2a_call *c, const char *body, size_t len,
     struct pis_payment_in *in)
 {
 	json_t		*doc;
@@ -220,7 +220,7 @@ pis_payment_parse(struct pis_call *c, const char *body, size_t len,
 	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
 	    NULL;
 	if (doc == NULL || !json_is_object(doc)) {
-		pis_input_error(c, 400, "FORMAT_ERROR", "body",
+		xs2a_input_error(c, 400, "FORMAT_ERROR", "body",
 		    "The body must be a JSON object with instructedAmount, "
 		    "debtorAccount, creditorAccount and creditorName.");
 		if (doc != NULL)
@@ -239,7 +239,7 @@ pis_payment_parse(struct pis_call *c, const char *body, size_t len,
 
 /* "true" or "false" (any case); absent is false. */
 static int
-pis_bool_header(struct pis_call *c, struct http_request *req,
+pis_bool_header(struct xs2a_call *c, struct http_request *req,
     const char *name, const char *label, int *out)
 {
 	const char	*v;
@@ -253,13 +253,13 @@ pis_bool_header(struct pis_call *c, struct http_request *req,
 	}
 	if (strcasecmp(v, "false") == 0)
 		return (0);
-	pis_input_error(c, 400, "FORMAT_ERROR", label,
+	xs2a_input_error(c, 400, "FORMAT_ERROR", label,
 	    "%s must be true or false.", label);
 	return (-1);
 }
 
 static int
-pis_uri_header(struct pis_call *c, struct http_request *req,
+pis_uri_header(struct xs2a_call *c, struct http_request *req,
     const char *name, const char *label, const char **out)
 {
 	const char	*v;
@@ -274,7 +274,7 @@ pis_uri_header(struct pis_call *c, struct http_request *req,
 			break;
 	}
 	if (len == 0 || len > PIS_URI_MAX || i != len) {
-		pis_input_error(c, 400, "FORMAT_ERROR", label,
+		xs2a_input_error(c, 400, "FORMAT_ERROR", label,
 		    "%s must be a URI (at most %d characters).", label,
 		    PIS_URI_MAX);
 		return (-1);
@@ -284,7 +284,7 @@ pis_uri_header(struct pis_call *c, struct http_request *req,
 }
 
 int
-pis_sca_headers(struct pis_call *c, struct http_request *req,
+pis_sca_headers(struct xs2a_call *c, struct http_request *req,
     struct pis_payment_in *in)
 {
 	int	redirect_preferred;

@@ -9,7 +9,7 @@
 
 #define PIS_IBAN_MAX	34
 
-struct pis_call;
+struct xs2a_call;
 struct http_request;
 
 struct pis_payment_in {
@@ -26,10 +26,10 @@ struct pis_payment_in {
 };
 
 /* The body: 0, or -1 with the input error recorded on the call. */
-int	pis_payment_parse(struct pis_call *, const char *, size_t,
+int	pis_payment_parse(struct xs2a_call *, const char *, size_t,
 	    struct pis_payment_in *);
 /* TPP-Redirect-Preferred, TPP-Decoupled-Preferred, the redirect URIs. */
-int	pis_sca_headers(struct pis_call *, struct http_request *,
+int	pis_sca_headers(struct xs2a_call *, struct http_request *,
 	    struct pis_payment_in *);
 
 #endif
