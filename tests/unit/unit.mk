@@ -23,7 +23,8 @@ UNIT_OUT	:= $(BUILD)/unit$(if $(SANITIZE),/san)
 UNIT_CC		?= cc
 UNIT_FUZZ_CC	?= clang
 UNIT_CFLAGS	:= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 \
-		    -I$(UNIT_TOP)/src/common -I$(UNIT_TOP)/src/web -MMD -MP
+		    -I$(UNIT_TOP)/src/common -I$(UNIT_TOP)/src/web \
+		    -I$(UNIT_TOP)/device -MMD -MP
 UNIT_LDFLAGS	:=
 UNIT_LIBS	:= -lcrypto -ljansson -lcmocka
 
@@ -38,7 +39,11 @@ endif
 UNIT_SRCS	:= $(addprefix $(UNIT_TOP)/src/common/, crypto.c encoding.c \
 		    totp.c keyring.c secretbox.c sealed.c money.c httpdate.c) \
 		    $(addprefix $(UNIT_TOP)/src/web/, template.c i18n_pick.c)
-UNIT_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/obj/%.o,$(UNIT_SRCS))
+# The device's display table, checked against the service's currencies.
+UNIT_DEVICE_SRCS := $(UNIT_TOP)/device/devcur.c
+UNIT_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/obj/%.o,$(UNIT_SRCS)) \
+		    $(patsubst $(UNIT_TOP)/device/%.c,$(UNIT_OUT)/obj/device/%.o, \
+		    $(UNIT_DEVICE_SRCS))
 UNIT_LIB	:= $(UNIT_OUT)/libunit.a
 
 UNIT_TESTS	:= $(sort $(wildcard $(UNIT_TOP)/tests/unit/test_*.c))
@@ -46,6 +51,10 @@ UNIT_BINS	:= $(patsubst $(UNIT_TOP)/tests/unit/%.c,$(UNIT_OUT)/%, \
 		    $(UNIT_TESTS))
 
 $(UNIT_OUT)/obj/%.o: $(UNIT_TOP)/src/%.c
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(UNIT_CFLAGS) -c -o $@ $<
+
+$(UNIT_OUT)/obj/device/%.o: $(UNIT_TOP)/device/%.c
 	@mkdir -p $(dir $@)
 	$(UNIT_CC) $(UNIT_CFLAGS) -c -o $@ $<
 
