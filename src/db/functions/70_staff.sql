@@ -175,6 +175,7 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 	    'fingerprint', device_fingerprint(d.public_key),
 	    'holder', p.username, 'holder_name', p.display_name,
 	    'pending_psu', rp.username, 'pending_by', a.requested_by,
+	    'can_enrol', d.status = 'not_enrolled',
 	    'can_assign', d.status = 'active' AND d.psu_id IS NULL
 		AND a.id IS NULL,
 	    'can_unassign', d.psu_id IS NOT NULL,
