@@ -70,7 +70,8 @@ devenrol_check(EVP_PKEY *const *cas, size_t ncas, const char *serial,
     const char *model, const char *pubkey_hex, const char *attest_hex,
     char fpr[DEVSIG_FPR_LEN + 1])
 {
-	uint8_t	pub[DEV_PUBKEY_LEN], sig[DEV_SIG_MAX], msg[DEVSIG_ENCODING_MAX];
+	uint8_t	pub[DEV_PUBKEY_LEN], sig[DEV_SIG_MAX];
+	uint8_t	msg[DEVSIG_ENCODING_MAX];
 	size_t	siglen, len, i;
 
 	if (devenrol_pubkey(pubkey_hex, pub) == -1 ||
