@@ -45,10 +45,12 @@ CTL_SRC = $(wildcard src/ctl/*.c)
 COMMON_OBJ = $(COMMON_SRC:src/%.c=$(BUILD)/obj/%.o)
 APP_OBJ = $(APP_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/embedded.o
 # The device module's pure C the service uses (payment initiation):
-# signature verification, payee names, IBANs, the currency table; built by
+# signature verification, payee names, IBANs, the currency table, and the
+# enrolment check psd2ctl shares (device/devenrol.c); built by
 # device/device.mk's rules.
 APP_DEV_OBJ = $(patsubst %.c,$(BUILD)/device/%.o,device/devframe.c \
-	device/devsig.c device/devtext.c device/iban.c device/devcur.c)
+	device/devsig.c device/devtext.c device/iban.c device/devcur.c \
+	device/devenrol.c)
 CTL_OBJ = $(CTL_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
 
 EMBED = $(BUILD)/bin/psd2-embed
@@ -115,9 +117,9 @@ $(BUILD)/bin/psd2gate: $(KORE_DIR)/.built $(APP_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ
 	$(CC) -o $@ $(KORE_DIR)/obj/*.o $(APP_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ) \
 	    $(LDFLAGS) $(LIBS)
 
-$(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ)
+$(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(CTL_OBJ) $(COMMON_OBJ) $(SAN_FLAGS) $(LIBS)
+	$(CC) -o $@ $(CTL_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ) $(SAN_FLAGS) $(LIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 include tests/unit/unit.mk

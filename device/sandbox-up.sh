@@ -10,6 +10,8 @@ set -eu
 cd "$(dirname "$0")/.."
 BIN=${PSD2_BIN_DIR:-build/bin}
 CONF=${PSD2_DEVICE_CONF:-conf/psd2-deviced-sandbox.conf}
+# psd2ctl runs as the operator's role (psd2_ctl_db), not the daemon's.
+CTL_CONF=${PSD2_CTL_CONF:-conf/sandbox.conf}
 SERIAL=${PSD2_EMU_SERIAL:-EMU0001}
 PSU=${PSD2_EMU_PSU:-anna}
 EMU=var/emu
@@ -49,7 +51,7 @@ pgrep -P "$(cat "$EMU/emuhost.pid")" >"$EMU/deviced.pid"
 # Enrol and assign once psd2-deviced has recorded the device.
 if [ -x "$BIN/psd2ctl" ]; then
 	i=0
-	until "$BIN/psd2ctl" -c "$CONF" device list 2>/dev/null | grep -q "^$SERIAL "; do
+	until "$BIN/psd2ctl" -c "$CTL_CONF" device list 2>/dev/null | grep -q "^$SERIAL "; do
 		i=$((i + 1))
 		if [ $i -gt 100 ]; then
 			echo "sandbox-up: $SERIAL not recorded (see $EMU/emu.log)" >&2
@@ -57,8 +59,8 @@ if [ -x "$BIN/psd2ctl" ]; then
 		fi
 		sleep 0.1
 	done
-	"$BIN/psd2ctl" -c "$CONF" device enrol "$SERIAL" >/dev/null
-	"$BIN/psd2ctl" -c "$CONF" device assign "$SERIAL" "$PSU" >/dev/null
+	"$BIN/psd2ctl" -c "$CTL_CONF" device enrol "$SERIAL" >/dev/null
+	"$BIN/psd2ctl" -c "$CTL_CONF" device assign "$SERIAL" "$PSU" >/dev/null
 fi
 echo "sandbox: authenticator $SERIAL (assigned to $PSU) is plugged in;"
 echo "  PSD2_EMU_SOCKET=$EMU/emu.sock $BIN/psd2-emu show|pin|press|decline $SERIAL (PIN 1234)"

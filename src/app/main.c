@@ -24,6 +24,7 @@
 #include "web/pages.h"
 #include "oauth/password_task.h"
 #include "pis/pis.h"
+#include "staff/staff_enrol.h"
 
 /*
  * In single-binary mode Kore parses this built-in configuration after
@@ -150,6 +151,9 @@ kore_parent_configure(int argc, char **argv)
 		fatal("argon2 self-check failed");
 	if (tpp_init() == -1)
 		fatal("TPP verification settings are invalid");
+	if (staff_enrol_init() == -1)
+		fatal("psd2_device_manufacturer_ca: no readable P-256 public "
+		    "keys");
 	app_preload_unwinder();
 }
 

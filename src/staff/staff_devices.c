@@ -5,6 +5,7 @@
  * itself, and a PSU's page. Every change goes through
  * staff_device_action (70_staff.sql): one transaction with its audit
  * row; an assignment waits for a second staff member's approval.
+ * Enrolment verifies the attestation first (staff_enrol.c).
  */
 #include <sys/types.h>
 
@@ -17,6 +18,7 @@
 #include "api/respond.h"
 #include "db/db.h"
 #include "staff/staff.h"
+#include "staff/staff_enrol.h"
 #include "staff/staff_page.h"
 #include "web/forms.h"
 #include "web/pages.h"
@@ -27,13 +29,13 @@ int	staff_device_act(struct http_request *);
 int	staff_psu_page(struct http_request *);
 
 static const char *const staff_device_actions[] = {
-	"assign_request", "assign_approve", "assign_reject", "unassign",
-	"block", "retire", NULL
+	"enrol", "assign_request", "assign_approve", "assign_reject",
+	"unassign", "block", "retire", NULL
 };
 
 static const char *const staff_device_results[] = {
 	"ok", "no_device", "no_psu", "bad_status", "psu_has_device",
-	"pending_exists", "no_request", "same_person", NULL
+	"pending_exists", "no_request", "same_person", "key_changed", NULL
 };
 
 static const char *
@@ -194,6 +196,10 @@ act_query(struct http_request *req, struct staff_page *p)
 		staff_message(req, 400, "error_title", "staff_bad_request",
 		    &p->who);
 		return (-1);
+	}
+	if (strcmp(staff_arg(req, "action"), "enrol") == 0) {
+		staff_enrol_query(req, p, staff_arg(req, "serial"));
+		return (0);
 	}
 	staff_page_actor(p, actor, sizeof(actor));
 	db_query_begin(&p->q, req,

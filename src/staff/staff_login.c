@@ -205,17 +205,36 @@ staff_totp_match(struct http_request *req, struct staff_login_ctx *ctx)
 	return (ok == 1 ? (long long)matched : -1);
 }
 
+/*
+ * The session id is derived from the login form's flow and the member, so
+ * the same TOTP form posted again (a double click) names the session the
+ * first post opened: staff_login_totp answers the repeat with the first
+ * outcome instead of counting a failure.
+ */
+static int
+staff_session_derive(struct staff_login_ctx *ctx)
+{
+	const char	*flow;
+	char		 input[128];
+
+	flow = json_string_value(json_object_get(ctx->fs.request, "flow"));
+	if (flow == NULL)
+		return (-1);
+	(void)snprintf(input, sizeof(input), "%s:%lld", flow, ctx->staff_id);
+	return (forms_derive_secret("staff-session", input, ctx->session,
+	    ctx->session_digest));
+}
+
 static enum oauth_next
 staff_totp_check(struct http_request *req, struct staff_login_ctx *ctx)
 {
 	long long	step;
 
 	step = staff_totp_match(req, ctx);
-	if (crypto_uuid(ctx->session) == -1) {
+	if (staff_session_derive(ctx) == -1) {
 		respond_server_error(req, "staff session id");
 		return (OAUTH_ANSWERED);
 	}
-	crypto_sha256(ctx->session, 36, ctx->session_digest);
 	db_query_begin(&ctx->q, req, sql_totp);
 	db_param_int(&ctx->q, ctx->staff_id);
 	if (step < 0)
@@ -238,6 +257,10 @@ staff_totp_outcome(struct http_request *req, struct staff_login_ctx *ctx,
 {
 	if (strcmp(outcome, "locked") == 0) {
 		pages_message(req, 403, "locked_title", "locked");
+		return;
+	}
+	if (strcmp(outcome, "expired") == 0) {
+		staff_login_form(req, 401, "error_staff_session");
 		return;
 	}
 	if (strcmp(outcome, "ok") != 0) {

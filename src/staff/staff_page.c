@@ -1,7 +1,8 @@
 /*
  * The driver of every staff page after login: the session look-up, the
  * role check (admin-only pages), the CSRF check of a POST, then the
- * page's one query and its rendering. Pages are given as a spec.
+ * page's query (or two: p->then) and its rendering. Pages are given
+ * as a spec.
  */
 #include <sys/types.h>
 
@@ -34,7 +35,13 @@ staff_page_step(struct http_request *req, void *arg)
 {
 	struct staff_page	*p = arg;
 
-	if (p->phase == 1) {
+	if (p->phase == 1 && p->then != NULL) {
+		if (p->then(req, p) == -1)
+			return (OAUTH_ANSWERED);
+		p->phase = 2;
+		return (OAUTH_QUERY);
+	}
+	if (p->phase >= 1) {
 		p->spec->render(req, p);
 		return (OAUTH_ANSWERED);
 	}

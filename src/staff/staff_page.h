@@ -25,6 +25,13 @@ struct staff_page {
 	struct db_query			 q;
 	struct staff_who		 who;
 	int				 phase;
+	/*
+	 * Set by a query callback that needs a second query: called in
+	 * place of render after the first one; 0 when it started the second
+	 * on q (render answers with its result), -1 when it answered.
+	 */
+	int				(*then)(struct http_request *,
+					    struct staff_page *);
 	/* A new client secret, until the answer shows it (then wiped). */
 	char				 secret[64];
 };

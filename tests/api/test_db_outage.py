@@ -170,11 +170,11 @@ class Load:
 def gate_backends(dbinfo):
     """psd2gate's connections: it connects over TCP (conf/test.conf),
     the test's own connection over the Unix socket."""
-    c = psd2lib.db_connect(dbinfo)
+    c = psd2lib.db_connect(psd2lib.as_superuser(dbinfo))
     try:
         cur = c.cursor()
         cur.execute("""SELECT count(*) FROM pg_stat_activity
-                       WHERE usename = 'psd2gate' AND client_addr IS NOT NULL
+                       WHERE usename = 'psd2_service' AND client_addr IS NOT NULL
                          AND backend_type = 'client backend'""")
         return cur.fetchone()[0]
     finally:
@@ -339,7 +339,7 @@ def test_unreachable_database_does_not_stall_the_worker(service_setup,
     conf = conf_with(port, "psd2gate-blackhole", {
         "workers": "workers 1",
         "psd2_db": "psd2_db host=127.0.0.1 port=%d dbname=psd2gate "
-                   "user=psd2gate sslmode=disable gssencmode=disable "
+                   "user=psd2_service sslmode=disable gssencmode=disable "
                    "connect_timeout=3" % hole.getsockname()[1]})
     srv = psd2_fixtures._start(conf, port, "psd2gate-blackhole", None)
     try:

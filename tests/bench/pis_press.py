@@ -54,6 +54,9 @@ CERT_B64 = base64.b64encode(CERT.public_bytes(
 KEY_ID = "SN=%x,CA=%s" % (CERT.serial_number, CERT.issuer.rfc4514_string())
 DB = "host=127.0.0.1 port=%s dbname=psd2gate user=psd2gate" % \
     os.environ["PGPORT"]
+# psd2-deviced and psd2ctl connect as their own roles (migration 083).
+DAEMON_DB = DB.replace("user=psd2gate", "user=psd2_daemon")
+OPERATOR_DB = DB.replace("user=psd2gate", "user=psd2_operator")
 
 
 def signed(token, body=b""):
@@ -120,7 +123,7 @@ def start_host(serials, n):
         f.write("psd2_db %s sslmode=disable gssencmode=disable\n"
                 "psd2_device_vidpid 1209:0001\n"
                 "psd2_device_manufacturer_ca %s\n"
-                "psd2_device_host bench-%d\n" % (DB, os.path.join(
+                "psd2_device_host bench-%d\n" % (DAEMON_DB, os.path.join(
                     TOP, "device/testkeys/manufacturer-test-ca.pem"), n))
     log = open(os.path.join(d, "emu.log"), "wb")
     proc = subprocess.Popen(
@@ -173,7 +176,13 @@ def main():
     procs = []
     try:
         start_devices(serials, procs)
-        conf = procs[0][1]
+        conf = os.path.join(os.path.dirname(os.path.dirname(procs[0][1])),
+                            "psd2ctl.conf")
+        with open(conf, "w") as f:
+            f.write("psd2_db %s sslmode=disable gssencmode=disable\n"
+                    "psd2_device_manufacturer_ca %s\n" % (
+                        OPERATOR_DB, os.path.join(
+                            TOP, "device/testkeys/manufacturer-test-ca.pem")))
         # The bench's stand-in authenticators of these PSUs give way.
         sql("DELETE FROM device WHERE serial LIKE 'BENCH%%' AND psu_id IN "
             "(SELECT id FROM psu WHERE username = ANY(%s))", psus)

@@ -139,7 +139,7 @@ class Daemon:
         self.sock = os.path.join(self.dir, "emu.sock")
         self.log_path = os.path.join(self.dir, "emu.log")
         self.conf = os.path.join(self.dir, "psd2-deviced.conf")
-        dbs = db or "host=127.0.0.1 dbname=psd2gate user=psd2gate " \
+        dbs = db or "host=127.0.0.1 dbname=psd2gate user=psd2_daemon " \
             "sslmode=disable gssencmode=disable"
         with open(self.conf, "w") as f:
             f.write("psd2_db\t%s\n"
@@ -426,16 +426,17 @@ class PgPair:
         assert p.returncode == 0, (args, p.stdout, p.stderr)
         return p.stdout
 
-    def dsn(self, port):
-        return ("host=127.0.0.1 port=%d dbname=psd2gate user=psd2gate "
-                "sslmode=disable gssencmode=disable" % port)
+    def dsn(self, port, user="psd2_service"):
+        """The service's role by default (migration 083)."""
+        return ("host=127.0.0.1 port=%d dbname=psd2gate user=%s "
+                "sslmode=disable gssencmode=disable" % (port, user))
 
-    def multihost(self):
+    def multihost(self, user="psd2_service"):
         """Both, the writable one wins (libpq tries them in order)."""
         return ("host=127.0.0.1,127.0.0.1 port=%d,%d dbname=psd2gate "
-                "user=psd2gate target_session_attrs=read-write "
+                "user=%s target_session_attrs=read-write "
                 "connect_timeout=2 sslmode=disable gssencmode=disable" %
-                (self.pport, self.sport))
+                (self.pport, self.sport, user))
 
     def psd2ctl(self, *args, port=None):
         """psd2ctl against one cluster of the pair (conf/test.conf names

@@ -78,6 +78,10 @@ primary)
 	CONF
 	pgctl_start "$dir/primary" "$pport"
 	psql_at "$pport" "CREATE ROLE psd2gate LOGIN"
+	# The roles of migration 083 (the service's, psd2ctl's, the daemon's).
+	for role in psd2_service psd2_operator psd2_daemon; do
+		psql_at "$pport" "CREATE ROLE $role LOGIN"
+	done
 	psql_at "$pport" "CREATE DATABASE psd2gate OWNER psd2gate"
 	;;
 standby)

@@ -37,8 +37,8 @@ def test_daemon_metrics_file(inst, dbinfo):
         assert value(s, "psd2_deviced_database_connects_total",
                      host="devd") == 1
 
-        psd2ctl("device", "enrol", serial, conf=d.conf)
-        psd2ctl("device", "assign", serial, psu.username, conf=d.conf)
+        psd2ctl("device", "enrol", serial)
+        psd2ctl("device", "assign", serial, psu.username)
         conn = psycopg2.connect(dbinfo)
         conn.autocommit = True
         cur = conn.cursor()

@@ -65,7 +65,7 @@ def test_failover_under_load(pair, signer):
     inst = Instance("failover", ha_port(13), ha_port(14),
                     db=pair.multihost())
     serial = "FOV%05d" % (abs(hash(psu.username)) % 10 ** 5)
-    d = Daemon("devd-failover", [serial], db=pair.multihost())
+    d = Daemon("devd-failover", [serial], db=pair.multihost("psd2_daemon"))
     inst.start()
     d.start()
     try:
@@ -73,8 +73,8 @@ def test_failover_under_load(pair, signer):
             grants = make_grants(inst.url, client, 3)
             wait_for(lambda: "device %s recorded" % serial in d.log_text(),
                      20, "the device recorded")
-            psd2ctl("device", "enrol", serial, conf=d.conf)
-            psd2ctl("device", "assign", serial, psu.username, conf=d.conf)
+            psd2ctl("device", "enrol", serial)
+            psd2ctl("device", "assign", serial, psu.username)
         with psycopg2.connect(pair.dsn(pair.pport)) as c, c.cursor() as cur:
             cur.execute("SELECT id FROM psu WHERE username = %s",
                         (psu.username,))

@@ -71,8 +71,8 @@ def test_restart_under_load(inst, signer, dbinfo):
     try:
         wait_for(lambda: "device %s recorded" % serial in d.log_text(), 20,
                  "the device recorded")
-        psd2ctl("device", "enrol", serial, conf=d.conf)
-        psd2ctl("device", "assign", serial, psu.username, conf=d.conf)
+        psd2ctl("device", "enrol", serial)
+        psd2ctl("device", "assign", serial, psu.username)
         with psycopg2.connect(dbinfo) as c, c.cursor() as cur:
             cur.execute("SELECT id FROM psu WHERE username = %s",
                         (psu.username,))

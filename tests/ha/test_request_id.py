@@ -13,7 +13,8 @@ import psycopg2
 import pytest
 
 from ha_lib import Instance, ha_port
-from psd2lib import make_client, revoke_request, token_request
+from psd2lib import (as_superuser, make_client, revoke_request,
+                     token_request)
 
 RID_SQL = re.compile(r"^/\* rid=([0-9a-f-]{36}) \*/ ")
 
@@ -31,7 +32,8 @@ def inst(service_setup):
 def blocked_statements(dbinfo, n, timeout=20):
     """The texts of n statements of the service waiting for a lock."""
     deadline = time.time() + timeout
-    with psycopg2.connect(dbinfo) as conn, conn.cursor() as cur:
+    with psycopg2.connect(as_superuser(dbinfo)) as conn, \
+            conn.cursor() as cur:
         while True:
             cur.execute("SELECT query FROM pg_stat_activity WHERE "
                         "wait_event_type = 'Lock' AND query LIKE '/* rid=%%'")

@@ -911,6 +911,14 @@ def db_connect(conninfo):
     return c
 
 
+def as_superuser(conninfo):
+    """conninfo as the cluster's superuser: the services connect as their
+    own roles (migration 083), whose sessions' queries and addresses in
+    pg_stat_activity, and pg_terminate_backend, only a superuser (or
+    the same role) may see and use."""
+    return re.sub(r"\buser=\S+", "user=postgres", conninfo)
+
+
 def db_snapshot(conninfo, exclude=()):
     """A digest of every row of every user table: equal snapshots mean no
     row changed."""

@@ -130,7 +130,7 @@ class Emulator:
             if os.path.exists(os.path.join(self.dir, f)):
                 os.unlink(os.path.join(self.dir, f))
         with open(self.conf, "w") as f:
-            f.write("psd2_db host=127.0.0.1 dbname=psd2gate user=psd2gate "
+            f.write("psd2_db host=127.0.0.1 dbname=psd2gate user=psd2_daemon "
                     "sslmode=disable gssencmode=disable\n")
             f.write("psd2_device_vidpid 1209:0001\n")
             f.write("psd2_device_manufacturer_ca %s\n" % os.path.join(
@@ -228,8 +228,8 @@ def wait_for(fn, timeout=20, interval=0.1, what="condition"):
 def enrol(db, emu, serial, username):
     wait_for(lambda: sql(db, "SELECT 1 FROM device WHERE serial = %s",
                          serial), what="device %s recorded" % serial)
-    psd2ctl("device", "enrol", serial, conf=emu.conf)
-    psd2ctl("device", "assign", serial, username, conf=emu.conf)
+    psd2ctl("device", "enrol", serial)
+    psd2ctl("device", "assign", serial, username)
 
 
 def _emu0001_key(db, emu):
@@ -269,8 +269,8 @@ def emulator(service_setup, dbinfo, db):
                                  "'EMU0001'"), what="EMU0001 recorded")
             if sql(db, "SELECT status FROM device WHERE serial = "
                    "'EMU0001'")[0][0] == "not_enrolled":
-                psd2ctl("device", "enrol", "EMU0001", conf=emu.conf)
-        psd2ctl("device", "assign", "EMU0001", "anna", conf=emu.conf)
+                psd2ctl("device", "enrol", "EMU0001")
+        psd2ctl("device", "assign", "EMU0001", "anna")
         yield emu
     finally:
         emu.stop()

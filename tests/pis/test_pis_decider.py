@@ -5,6 +5,8 @@ sweep; a device whose counter is exhausted gets no challenge."""
 
 import time
 
+from psd2lib import as_superuser, db_connect
+
 from conftest import (REDIRECT, SCT, balance, payment_row, sql, sql1,
                       wait_for, wait_shown, wait_status)
 
@@ -14,8 +16,17 @@ def decider_backends(db):
                "application_name = 'psd2gate-pis'")
 
 
-def test_lost_connection_is_reconnected_and_swept(api, db, emulator, payer,
-                                                   server):
+def terminate(dbinfo, pid):
+    """As the superuser: the decider connects as psd2_service."""
+    c = db_connect(as_superuser(dbinfo))
+    try:
+        sql(c, "SELECT pg_terminate_backend(%s)", pid)
+    finally:
+        c.close()
+
+
+def test_lost_connection_is_reconnected_and_swept(api, db, dbinfo, emulator,
+                                                   payer, server):
     r = api.initiate(payer)
     pid = r.json()["paymentId"]
     wait_shown(emulator, payer.serial)
@@ -23,7 +34,7 @@ def test_lost_connection_is_reconnected_and_swept(api, db, emulator, payer,
     old = decider_backends(db)
     assert len(old) == 1, old
     since = server.log_size()
-    sql(db, "SELECT pg_terminate_backend(%s)", old[0][0])
+    terminate(dbinfo, old[0][0])
     # The outcome is written while the decider's connection is down or
     # coming back: its notification may be lost; the sweep after the
     # reconnect decides it.

@@ -234,7 +234,7 @@ def test_outcome_after_the_deadline(api, db, emulator, payer, dbinfo):
 def test_blocked_with_psd2ctl_mid_challenge(api, db, emulator, payer):
     pid = start(api, payer)
     wait_shown(emulator, payer.serial)
-    psd2ctl("device", "block", payer.serial, conf=emulator.conf)
+    psd2ctl("device", "block", payer.serial)
     st = wait_status(db, pid, "RJCT", timeout=5)
     assert st == ("RJCT", "device blocked", "failed")
     display_cleared(emulator, payer.serial)

@@ -468,7 +468,7 @@ def test_full_flow_against_production(prod, signer):
         # The workers' connections use TLS (sslmode=verify-full).
         cur.execute("""SELECT s.ssl FROM pg_stat_ssl s
                        JOIN pg_stat_activity a USING (pid)
-                       WHERE a.datname = %s AND a.usename = 'psd2gate'""",
+                       WHERE a.datname = %s AND a.usename = 'psd2_service'""",
                     (DBNAME,))
         ssl_flags = [row[0] for row in cur.fetchall()]
         assert ssl_flags and all(ssl_flags), ssl_flags

@@ -30,9 +30,8 @@ def staff_conf():
         "server staff {\n\tbind 127.0.0.1 %d\n\ttls no\n}\n%s\ninclude %s\n"
         % (STAFF_PORT, marker,
            os.path.join(psd2lib.TOP, "conf", "staff.conf"))))
-    # The service runs as its own database role (migration 083).
-    assert "user=psd2gate " in text
-    text = text.replace("user=psd2gate ", "user=psd2_service ")
+    # conf/test.conf: the service runs as its own role (migration 083).
+    assert "user=psd2_service " in text
     with open(path, "w") as f:
         f.write(text)
     return path

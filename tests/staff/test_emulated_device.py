@@ -1,8 +1,9 @@
 """A new emulated authenticator (issue 10): plugged in with psd2-emu add
 while psd2-deviced runs as the daemon's database role (psd2_daemon), it
 shows as not enrolled on the staff page with the fingerprint psd2ctl
-prints at enrolment; enrolled (psd2ctl: the attestation is verified
-there), assigned on the pages with four eyes, it confirms a challenge on
+prints at enrolment; enrolled (psd2ctl as the operator's role: the
+attestation is verified there; test_enrol_pages.py enrols on the pages),
+assigned on the pages with four eyes, it confirms a challenge on
 its keypad (PIN, then confirm)."""
 
 import os
@@ -100,7 +101,8 @@ def test_new_device_enrolled_assigned_and_confirming(emulator, db,
     assert 'id="device-%s"' % serial in page
     # enrolment: psd2ctl verifies the manufacturer's attestation and
     # prints the fingerprint staff compare with the page and the label
-    ctl_conf = device_conf(os.path.join(emulator, "ctl.conf"), "psd2gate")
+    ctl_conf = device_conf(os.path.join(emulator, "ctl.conf"),
+                           "psd2_operator")
     out = psd2lib.psd2ctl("device", "enrol", serial, conf=ctl_conf).stdout
     fpr = [ln.split("key fingerprint ", 1)[1] for ln in out.splitlines()
            if ln.startswith("key fingerprint ")][0]

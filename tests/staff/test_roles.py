@@ -5,6 +5,7 @@ psd2ctl's operator role works for everyday commands but cannot migrate.
 The staff suite's psd2gate itself connects as psd2_service."""
 
 import os
+import re
 
 import psycopg2
 import pytest
@@ -98,16 +99,37 @@ def test_daemon_role_writes_only_its_columns(db):
         refused(dc, "DELETE FROM device_challenge WHERE false")
 
 
-def operator_conf():
-    path = psd2lib.derived_conf("conf/test.conf", psd2lib.MAIN_PORT,
-                                "psd2ctl-operator")
-    text = open(path).read().replace("user=psd2gate ", "user=psd2_operator ")
-    open(path, "w").write(text)
+def roles_conf(name, ctl_user, migrate_user):
+    """conf/test.conf with psd2_ctl_db and psd2_migrate_db naming the
+    given roles (psd2_db stays the service's)."""
+    path = psd2lib.derived_conf("conf/test.conf", psd2lib.MAIN_PORT, name)
+    lines = open(path).read().splitlines()
+    users = {"psd2_ctl_db": ctl_user, "psd2_migrate_db": migrate_user}
+    for i, ln in enumerate(lines):
+        words = ln.split()
+        if words[:1] and words[0] in users:
+            lines[i] = re.sub(r"user=\S+", "user=" + users[words[0]], ln)
+    open(path, "w").write("\n".join(lines) + "\n")
     return path
 
 
+def test_test_conf_names_each_role():
+    """The shared configuration: the service, psd2ctl and migrate each
+    connect as their own role."""
+    text = open(os.path.join(psd2lib.TOP, "conf", "test.conf")).read()
+    roles = {}
+    for ln in text.splitlines():
+        words = ln.split()
+        if words[:1] and words[0] in ("psd2_db", "psd2_ctl_db",
+                                      "psd2_migrate_db"):
+            roles[words[0]] = re.search(r"user=(\S+)", ln).group(1)
+    assert roles == {"psd2_db": "psd2_service",
+                     "psd2_ctl_db": "psd2_operator",
+                     "psd2_migrate_db": "psd2gate"}
+
+
 def test_operator_role_runs_psd2ctl_but_not_migrate():
-    conf = operator_conf()
+    conf = roles_conf("psd2ctl-operator", "psd2_operator", "psd2_operator")
     for args in (("tpp", "list"), ("device", "list"), ("audit", "seal"),
                  ("audit", "list", "--limit", "1"), ("purge",)):
         p = psd2lib.psd2ctl(*args, conf=conf, check=False)
@@ -120,18 +142,37 @@ def test_operator_role_runs_psd2ctl_but_not_migrate():
     assert "permission denied" in p.stderr or "must be owner" in p.stderr
 
 
-def roles_conf(name, ctl_user, migrate_user):
-    path = psd2lib.derived_conf("conf/test.conf", psd2lib.MAIN_PORT, name)
-    text = open(path).read()
-    line = [ln for ln in text.splitlines() if ln.startswith("psd2_db")][0]
-    text = text.replace(line, "\n".join((
-        line.replace("user=psd2gate ", "user=psd2_service "),
-        line.replace("psd2_db", "psd2_ctl_db").replace(
-            "user=psd2gate ", "user=%s " % ctl_user),
-        line.replace("psd2_db", "psd2_migrate_db").replace(
-            "user=psd2gate ", "user=%s " % migrate_user))))
-    open(path, "w").write(text)
-    return path
+def test_operator_role_has_no_ddl():
+    with connect("psd2_operator") as c:
+        cur = c.cursor()
+        refused(cur, "CREATE TABLE role_test_op (x int)")
+        refused(cur, "ALTER TABLE psu ADD COLUMN role_test int")
+        refused(cur, "DROP TABLE device_challenge")
+        refused(cur, "TRUNCATE audit_log")
+        refused(cur, "UPDATE audit_log SET action = 'x' WHERE false")
+        refused(cur, "DELETE FROM audit_log WHERE false")
+        refused(cur, "CREATE FUNCTION role_test_fn() RETURNS int "
+                "LANGUAGE sql AS 'SELECT 1'")
+
+
+def test_service_role_cannot_alter_tables():
+    with connect("psd2_service") as c:
+        cur = c.cursor()
+        refused(cur, "ALTER TABLE payment ADD COLUMN role_test int")
+        refused(cur, "ALTER TABLE audit_log DISABLE TRIGGER ALL")
+        refused(cur, "DROP TABLE token")
+        refused(cur, "CREATE FUNCTION role_test_fn() RETURNS int "
+                "LANGUAGE sql AS 'SELECT 1'")
+
+
+def test_daemon_role_cannot_set_a_payment_status():
+    with connect("psd2_daemon") as c:
+        cur = c.cursor()
+        refused(cur, "UPDATE payment SET transaction_status = 'ACSC' "
+                "WHERE false")
+        refused(cur, "UPDATE payment_authorisation SET sca_status = "
+                "'finalised' WHERE false")
+        refused(cur, "SELECT 1 FROM payment LIMIT 1")
 
 
 def test_psd2ctl_connects_as_operator_and_migrates_as_owner():

@@ -61,7 +61,13 @@ $$;
 
 -- TOTP step: p_step the time step the code matches (NULL: none); a step
 -- is accepted once per member. Success resets the failures and opens a
--- session (p_session_hash, idle p_idle seconds).
+-- session (p_session_hash, idle p_idle seconds), whose id the service
+-- derives from the login form's flow and the member. The same form
+-- posted again with the step it was accepted with (a double click, even
+-- one racing the first post) finds that session: a repeat, no failure
+-- counted, no second session or audit row. result: ok, failed, locked,
+-- expired (a repeat whose session has ended: a repeat does not lift the
+-- idle timeout).
 CREATE OR REPLACE FUNCTION staff_login_totp(p_staff_id bigint,
     p_step bigint, p_max_failures integer, p_lock_seconds integer,
     p_session_hash bytea, p_idle integer, p_addr text)
@@ -71,6 +77,21 @@ DECLARE
 	r text;
 BEGIN
 	PERFORM 1 FROM staff WHERE id = p_staff_id FOR UPDATE;
+	IF p_step IS NOT NULL AND EXISTS (SELECT 1 FROM web_session w
+	    JOIN staff s ON s.id = w.subject_id
+	    WHERE w.id_hash = p_session_hash AND w.subject_kind = 'staff'
+		AND w.subject_id = p_staff_id
+		AND s.totp_last_step = p_step) THEN
+		IF EXISTS (SELECT 1 FROM staff WHERE id = p_staff_id
+		    AND locked_until > now()) THEN
+			RETURN 'locked';
+		END IF;
+		IF NOT EXISTS (SELECT 1 FROM staff_session(p_session_hash,
+		    p_idle)) THEN
+			RETURN 'expired';
+		END IF;
+		RETURN 'ok';
+	END IF;
 	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM staff
 	    WHERE id = p_staff_id AND totp_last_step < p_step
 		AND status = 'active');
@@ -154,6 +175,7 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 	    'fingerprint', device_fingerprint(d.public_key),
 	    'holder', p.username, 'holder_name', p.display_name,
 	    'pending_psu', rp.username, 'pending_by', a.requested_by,
+	    'can_enrol', d.status = 'not_enrolled',
 	    'can_assign', d.status = 'active' AND d.psu_id IS NULL
 		AND a.id IS NULL,
 	    'can_unassign', d.psu_id IS NOT NULL,

@@ -128,3 +128,34 @@ BEGIN
 END;
 $$;
 
+
+-- Enrolment, by psd2ctl device enrol and by the staff pages, after
+-- devenrol_check (device/devenrol.c) verified the manufacturer's
+-- attestation of the key p_public_key: not_enrolled -> active, with its
+-- audit row (device.enrol, the actor named, the fingerprint compared).
+-- A row whose key changed since the check is not enrolled. result: ok,
+-- no_device, bad_status, key_changed.
+CREATE OR REPLACE FUNCTION device_enrol(p_actor text, p_serial text,
+    p_public_key bytea, p_fingerprint text)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	d device%ROWTYPE;
+BEGIN
+	SELECT * INTO d FROM device WHERE serial = p_serial FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN 'no_device';
+	END IF;
+	IF d.status <> 'not_enrolled' THEN
+		RETURN 'bad_status';
+	END IF;
+	IF d.public_key IS DISTINCT FROM p_public_key THEN
+		RETURN 'key_changed';
+	END IF;
+	UPDATE device SET status = 'active', enrolled_at = now()
+	WHERE serial = p_serial;
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, 'device.enrol', jsonb_build_object('serial',
+	    p_serial, 'fingerprint', p_fingerprint));
+	RETURN 'ok';
+END;
+$$;
