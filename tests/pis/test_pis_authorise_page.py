@@ -79,7 +79,14 @@ def test_authorise_page(lang, api, db, server, payer_factory):
         assert r.status_code == 201, r.text
         opid = r.json()["paymentId"]
         for id_ in (opid, str(uuid.uuid4())):
-            driver.get(server.url + "/auth/payments/%s/authorise" % id_)
+            # The password-only session is good for its own payment's
+            # page alone: another id asks for the login again ...
+            url = server.url + "/auth/payments/%s/authorise" % id_
+            driver.get(url)
+            assert driver.find_elements(By.ID, "username")
+            assert driver.find_elements(By.ID, "payment-%s" % id_) == []
+            # ... and after it, that payment is unknown to this PSU.
+            login_payment(driver, url, payer.psu)
             assert driver.find_elements(By.ID, "payment-%s" % id_) == []
             assert unknown in driver.page_source
         assert other.psu.accounts[0][0] not in driver.page_source

@@ -144,11 +144,20 @@ def test_csrf_refused(api, db, server, browser, payer_factory):
     for csrf in ("", "x" * 40, page.csrf[:-4] + "AAAA"):
         r = page.post(code, csrf=csrf)
         assert r.status_code == 403, r.status_code
-    # The token of this payment does not authorise another one.
+    # The token of this payment does not authorise another one, and the
+    # password-only session is good for this payment's page alone (the
+    # other one asks for the login) ...
     pid2, href2 = initiate(api, payer)
     r = requests.post(server.url + href2, data={
         "csrf": page.csrf, "otp": code, "lang": "en"},
         cookies={"psd2_session": page.session}, timeout=10,
+        allow_redirects=False)
+    assert r.status_code == 200 and 'id="username"' in r.text
+    # ... even when the PSU has logged in for that one too.
+    page2 = Page(browser(), server, href2, payer.psu)
+    r = requests.post(server.url + href2, data={
+        "csrf": page.csrf, "otp": code, "lang": "en"},
+        cookies={"psd2_session": page2.session}, timeout=10,
         allow_redirects=False)
     assert r.status_code == 403
     for p in (pid, pid2):
