@@ -86,6 +86,9 @@ static const struct setting_rule	rules[] = {
 	 * counts at most 600 s, PROTOCOL.md 5.3; the daemon needs 2 s). */
 	{ "pis_sca_seconds", SET_INT, 3, 600, NULL },
 	{ "pis_sweep_ms", SET_INT, 100, 60000, NULL },
+	/* Redirect SCA: from initiation until the PSU has authorised on the
+	 * page (or chosen the authenticator); then it ends RJCT timed out. */
+	{ "pis_redirect_seconds", SET_INT, 3, 3600, NULL },
 	{ "device_metrics_file", SET_PATH, 0, 0, NULL },
 };
 

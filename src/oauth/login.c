@@ -4,10 +4,19 @@
  * Every failure looks the same (RTS Art. 4(3)(a)); a lock is revealed
  * only to someone who then gives the right password (Art. 4(4)). The
  * password is checked in a Kore task, never on the event loop.
+ *
+ * A login for a payment's authorise page ({"next":
+ * "/auth/payments/{id}/authorise"}) ends here: the password opens a
+ * session for that page only (psu_payment_login) and the PSU's second
+ * factor is the payment's own SCA on the page (device or TOTP), so no
+ * TOTP is asked twice.
  */
 #include <sys/types.h>
 
+#include <stdio.h>
 #include <string.h>
+
+#include <openssl/crypto.h>
 
 #include <kore.h>
 #include <http.h>
@@ -20,6 +29,7 @@
 #include "oauth/login.h"
 #include "oauth/oauth.h"
 #include "oauth/password_task.h"
+#include "pis/authorise.h"
 #include "web/forms.h"
 #include "web/pages.h"
 
@@ -38,12 +48,18 @@ struct login_ctx {
 	struct password_job	pw;
 	long long		psu_id;
 	int			password_ok;
+	/* A login for a payment's authorise page: its session. */
+	int			payment;
+	char			session[37];
+	uint8_t			session_digest[32];
 };
 
 static const char sql_lookup[] =
     "SELECT rate_ok, psu_id, password_hash FROM login_lookup($1, $2, $3)";
 static const char sql_factor[] =
     "SELECT login_factor($1, $2, $3, $4, false)";
+static const char sql_payment[] =
+    "SELECT psu_payment_login($1, $2, $3, $4, $5, $6, $7)";
 
 static void
 login_free(struct http_request *req)
@@ -53,6 +69,19 @@ login_free(struct http_request *req)
 	db_query_end(&ctx->q);
 	password_job_end(&ctx->pw);
 	forms_clear(&ctx->fs);
+	OPENSSL_cleanse(ctx->session, sizeof(ctx->session));
+}
+
+/* The payment id of a login for its authorise page into id, or -1. */
+static int
+login_payment_id(struct login_ctx *ctx, char id[AUTHORISE_ID_LEN + 1])
+{
+	const char	*next;
+
+	next = json_string_value(json_object_get(ctx->fs.request, "next"));
+	if (next == NULL)
+		return (-1);
+	return (authorise_path_id(next, id));
 }
 
 /*
@@ -136,6 +165,15 @@ login_finish(struct http_request *req, struct login_ctx *ctx,
 		login_page(req, 401, &ctx->fs, "error_login");
 		return;
 	}
+	if (ctx->payment) {
+		/* Only a fixed local path (login_payment_id). */
+		respond_set_cookie(req, FORMS_SESSION_COOKIE, ctx->session,
+		    "/auth", app_cfg.session_idle * 12);
+		http_response_header(req, "location", json_string_value(
+		    json_object_get(ctx->fs.request, "next")));
+		respond_raw(req, 303, NULL, NULL, 0);
+		return;
+	}
 	if (forms_seal_step("pwok", ctx->psu_id, ctx->fs.authreq, step,
 	    sizeof(step)) == -1) {
 		respond_server_error(req, "login step seal");
@@ -144,12 +182,38 @@ login_finish(struct http_request *req, struct login_ctx *ctx,
 	otp_page(req, 200, &ctx->fs, step, NULL);
 }
 
+/*
+ * The session of a login for a payment's authorise page, derived from the
+ * flow and the PSU as the TOTP step derives its own (a repeated post
+ * opens no second one). 0 or -1.
+ */
+static int
+login_payment_session(struct login_ctx *ctx)
+{
+	const char	*flow;
+	char		 input[128];
+
+	flow = json_string_value(json_object_get(ctx->fs.request, "flow"));
+	if (flow == NULL)
+		return (-1);
+	(void)snprintf(input, sizeof(input), "%s:%lld", flow, ctx->psu_id);
+	return (forms_derive_secret("psu-payment-session", input,
+	    ctx->session, ctx->session_digest));
+}
+
 /* The verdict of the password task is in: record the factor's outcome. */
 static void
 login_factor_begin(struct http_request *req, struct login_ctx *ctx)
 {
+	char	id[AUTHORISE_ID_LEN + 1];
+
+	ctx->payment = login_payment_id(ctx, id) == 0;
+	if (ctx->payment && login_payment_session(ctx) == -1) {
+		ctx->payment = 0;
+		ctx->password_ok = 0;
+	}
 	/* Unknown users take the same round trip (no timing hint). */
-	db_query_begin(&ctx->q, req, sql_factor);
+	db_query_begin(&ctx->q, req, ctx->payment ? sql_payment : sql_factor);
 	if (ctx->psu_id == 0)
 		db_param(&ctx->q, NULL);
 	else
@@ -157,6 +221,12 @@ login_factor_begin(struct http_request *req, struct login_ctx *ctx)
 	db_param(&ctx->q, ctx->password_ok ? "true" : "false");
 	db_param_int(&ctx->q, app_cfg.login_max_failures);
 	db_param_int(&ctx->q, app_cfg.login_lock_seconds);
+	if (ctx->payment) {
+		db_param_bin(&ctx->q, ctx->session_digest,
+		    sizeof(ctx->session_digest));
+		db_param_int(&ctx->q, app_cfg.session_idle);
+		db_param(&ctx->q, id);
+	}
 	ctx->phase = LOGIN_OUTCOME;
 }
 

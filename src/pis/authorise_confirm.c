@@ -1,13 +1,20 @@
 /*
- * POST /auth/payments/{paymentId}/authorise: redirect SCA with TOTP for a
- * PSU without an active authenticator, on the page that shows the
- * payment (authorise_page.c). The PSU is logged in (password and TOTP,
- * the PSU login's lockout and idle rules: the session must be live); the
- * code entered here is a fresh TOTP step (never one used before, the
- * login's included) and counts against the same lockout. When it is
- * right, the authentication code bound to amount and payee (sca_code.h)
- * is kept with the authorisation and the payment becomes ACTC, in one
- * transaction (psu_payment_totp); the booking checks the code again.
+ * POST /auth/payments/{paymentId}/authorise: redirect SCA on the page
+ * that shows the payment (authorise_page.c). The PSU is logged in (by
+ * password for this page, or a full PSU session; the PSU login's lockout
+ * and idle rules: the session must be live), then:
+ *
+ * - method=device, a PSU with an active authenticator: the device
+ *   challenge is created with the authentication code bound to amount
+ *   and payee (sca_code.h) in one transaction (psu_payment_device); the
+ *   browser goes back to the page, which waits for the decider
+ *   (decide.c). A second post or a refresh creates no second challenge.
+ * - otherwise a TOTP code: a fresh step (never one used before) that
+ *   counts against the login's lockout. When it is right, the code bound
+ *   to amount and payee is kept and the payment becomes ACTC, in one
+ *   transaction (psu_payment_totp).
+ *
+ * The booking checks the authentication code again in both cases.
  *
  * CSRF: the form carries a sealed "payconfirm" token bound to the PSU,
  * the payment and the session. Single use: a repeated post gets the
@@ -22,6 +29,7 @@
 #include <time.h>
 
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 
 #include <kore.h>
 #include <http.h>
@@ -36,6 +44,7 @@
 #include "oauth/oauth.h"
 #include "pis/authorise.h"
 #include "pis/payments_page.h"
+#include "pis/pis.h"
 #include "pis/sca_code.h"
 #include "web/forms.h"
 #include "web/pages.h"
@@ -44,8 +53,11 @@ int	pis_authorise_confirm(struct http_request *);
 
 enum confirm_phase {
 	CONFIRM_INPUT,
-	CONFIRM_OUTCOME
+	CONFIRM_OUTCOME,
+	CONFIRM_DEVICE
 };
+
+#define CONFIRM_NONCE_LEN	32
 
 struct confirm_ctx {
 	enum confirm_phase	phase;
@@ -60,6 +72,9 @@ static const char sql_input[] =
 static const char sql_outcome[] =
     "SELECT outcome, ok_uri, nok_uri FROM psu_payment_totp($1, $2, $3, $4, "
     "$5, $6, $7, $8, $9, $10, $11)";
+static const char sql_device[] =
+    "SELECT outcome, ok_uri, nok_uri FROM psu_payment_device($1, $2, $3, "
+    "$4, $5, $6, $7, $8, $9, $10)";
 
 static void
 confirm_free(struct http_request *req)
@@ -101,7 +116,6 @@ confirm_start(struct http_request *req, struct confirm_ctx *ctx)
 	const char	*session;
 	uint8_t		 digest[32];
 
-	http_populate_post(req);
 	if (authorise_path_id(req->path, ctx->id) == -1) {
 		pages_message(req, 404, "error_title", "payment_unknown");
 		return (OAUTH_ANSWERED);
@@ -116,6 +130,40 @@ confirm_start(struct http_request *req, struct confirm_ctx *ctx)
 	db_param_int(&ctx->q, app_cfg.session_idle);
 	db_param(&ctx->q, ctx->id);
 	ctx->phase = CONFIRM_INPUT;
+	return (OAUTH_QUERY);
+}
+
+static int
+confirm_wants_device(struct http_request *req)
+{
+	const char	*method = forms_arg(req, "method");
+
+	return (method != NULL && strcmp(method, "device") == 0);
+}
+
+/* The device challenge for this payment (psu_payment_device). */
+static enum oauth_next
+confirm_device(struct http_request *req, struct confirm_ctx *ctx,
+    const struct authorise_shown *shown, const uint8_t *mac, const char *kid)
+{
+	uint8_t	nonce[CONFIRM_NONCE_LEN];
+
+	if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
+		respond_server_error(req, "challenge nonce");
+		return (OAUTH_ANSWERED);
+	}
+	db_query_begin(&ctx->q, req, sql_device);
+	db_param(&ctx->q, ctx->id);
+	db_param_int(&ctx->q, ctx->psu_id);
+	db_param_bin(&ctx->q, nonce, sizeof(nonce));
+	db_param_int(&ctx->q, pis_settings()->sca_seconds);
+	db_param(&ctx->q, shown->amount_minor);
+	db_param(&ctx->q, shown->currency);
+	db_param(&ctx->q, shown->creditor_iban);
+	db_param(&ctx->q, shown->creditor_name);
+	db_param_bin(&ctx->q, mac, SCA_CODE_LEN);
+	db_param(&ctx->q, kid);
+	ctx->phase = CONFIRM_DEVICE;
 	return (OAUTH_QUERY);
 }
 
@@ -152,7 +200,6 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 		pages_message(req, 403, "error_title", "error_csrf");
 		return (OAUTH_ANSWERED);
 	}
-	step = confirm_step(req, ctx);
 	in.payment_id = ctx->id;
 	in.amount_minor = amount;
 	in.currency = currency;
@@ -162,6 +209,9 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 		respond_server_error(req, "sca code");
 		return (OAUTH_ANSWERED);
 	}
+	if (confirm_wants_device(req))
+		return (confirm_device(req, ctx, &shown, mac, kid));
+	step = confirm_step(req, ctx);
 	db_query_begin(&ctx->q, req, sql_outcome);
 	db_param(&ctx->q, ctx->id);
 	db_param_int(&ctx->q, ctx->psu_id);
@@ -210,6 +260,26 @@ confirm_outcome(struct http_request *req, struct confirm_ctx *ctx)
 		confirm_redirect(req, ctx, 2);
 }
 
+/* After the device challenge: the page waits for the decision. */
+static void
+confirm_device_outcome(struct http_request *req, struct confirm_ctx *ctx)
+{
+	const char	*outcome = db_value(&ctx->q, 0, 0);
+
+	if (strcmp(outcome, "waiting") == 0) {
+		http_response_header(req, "location", req->path);
+		respond_raw(req, 303, NULL, NULL, 0);
+	} else if (strcmp(outcome, "ok") == 0) {
+		confirm_redirect(req, ctx, 1);
+	} else if (strcmp(outcome, "no_device") == 0) {
+		pages_message(req, 409, "error_title", "authorise_no_device");
+	} else if (strcmp(outcome, "changed") == 0) {
+		pages_message(req, 409, "error_title", "authorise_changed");
+	} else {
+		confirm_redirect(req, ctx, 2);
+	}
+}
+
 static enum oauth_next
 confirm_step_next(struct http_request *req, void *arg)
 {
@@ -220,6 +290,9 @@ confirm_step_next(struct http_request *req, void *arg)
 		return (confirm_check(req, ctx));
 	case CONFIRM_OUTCOME:
 		confirm_outcome(req, ctx);
+		return (OAUTH_ANSWERED);
+	case CONFIRM_DEVICE:
+		confirm_device_outcome(req, ctx);
 		return (OAUTH_ANSWERED);
 	}
 	respond_server_error(req, "confirm phase");
@@ -232,6 +305,7 @@ pis_authorise_confirm(struct http_request *req)
 	struct confirm_ctx	*ctx;
 
 	if (!http_state_exists(req)) {
+		http_populate_post(req);
 		ctx = http_state_create(req, sizeof(*ctx), confirm_free);
 		if (confirm_start(req, ctx) == OAUTH_ANSWERED)
 			return (KORE_RESULT_OK);

@@ -2,10 +2,19 @@
  * GET /auth/payments/{paymentId}/authorise, the scaRedirect of a payment
  * initiated with redirect SCA (src/db/functions/60_pis.sql): opening it
  * moves the authorisation from received to started; the PSU logs in
- * (the PSU login: password and TOTP, its lockout and idle rules) and the
- * page then shows the payment (amount, currency, payee name and IBAN,
- * debtor account). Only the PSU's own payment is shown; any other id is
- * "unknown", the same answer as for an id that does not exist.
+ * (password, with the PSU login's lockout and idle rules: login.c opens
+ * a session for this page only) and the page then shows the payment
+ * (amount, currency, payee name and IBAN, debtor account) with:
+ *	a PSU with an active authenticator: "confirm on your authenticator"
+ *	    (a form, authorise_confirm.c), then, while the challenge runs,
+ *	    the page refreshes itself (<meta http-equiv="refresh">, no
+ *	    JavaScript) until the decider has made the payment final;
+ *	otherwise a TOTP form.
+ * At the end: SCA passed (ACTC, ACSC): 303 to TPP-Redirect-URI; failed
+ * (RJCT, CANC): the page shows the reason (timed out: it expired) and
+ * goes on to TPP-Nok-Redirect-URI after a few seconds, if there is one.
+ * Only the PSU's own payment is shown; any other id is "unknown", the
+ * same answer as for an id that does not exist.
  */
 #include <sys/types.h>
 
@@ -29,6 +38,9 @@ int	pis_authorise_confirm(struct http_request *);
 
 #define AUTHORISE_PREFIX	"/auth/payments/"
 #define AUTHORISE_SUFFIX	"/authorise"
+/* Seconds between the waiting page's reloads, and before the Nok URI. */
+#define AUTHORISE_REFRESH	"2"
+#define AUTHORISE_NOK_DELAY	"5"
 
 struct authorise_ctx {
 	struct db_query	q;
@@ -110,10 +122,40 @@ authorise_start(struct http_request *req)
 	return (KORE_RESULT_RETRY);
 }
 
+/*
+ * A final payment: SCA passed goes to TPP-Redirect-URI (1); failed gets
+ * the refresh to TPP-Nok-Redirect-URI (set on payment, 0).
+ */
+static int
+authorise_final(struct http_request *req, json_t *payment, json_t *page)
+{
+	const char	*status, *uri;
+	char		 refresh[1024];
+
+	status = json_string_value(json_object_get(payment, "status"));
+	if (status == NULL || strcmp(status, "RCVD") == 0)
+		return (0);
+	if (strcmp(status, "ACTC") == 0 || strcmp(status, "ACSC") == 0) {
+		uri = json_string_value(json_object_get(payment, "ok_uri"));
+		if (uri == NULL || *uri == '\0')
+			return (0);
+		http_response_header(req, "location", uri);
+		respond_raw(req, 303, NULL, NULL, 0);
+		return (1);
+	}
+	uri = json_string_value(json_object_get(payment, "nok_uri"));
+	if (uri != NULL && *uri != '\0' && snprintf(refresh, sizeof(refresh),
+	    AUTHORISE_NOK_DELAY "; url=%s", uri) < (int)sizeof(refresh)) {
+		json_object_set_new(page, "refresh", json_string(refresh));
+		json_object_set_new(payment, "returning", json_true());
+	}
+	return (0);
+}
+
 static void
 authorise_render(struct http_request *req, struct authorise_ctx *ctx)
 {
-	json_t			*payment;
+	json_t			*payment, *page;
 	struct authorise_shown	 shown;
 	char			 binding[AUTHORISE_BINDING_MAX];
 	char			 csrf[FORMS_TOKEN_MAX], amount[32];
@@ -149,8 +191,22 @@ authorise_render(struct http_request *req, struct authorise_ctx *ctx)
 		respond_server_error(req, "authorise csrf");
 		return;
 	}
-	pages_render(req, 200, "payment_authorise", json_pack("{s:o, s:s}",
-	    "payment", payment, "csrf", csrf));
+	if ((page = json_pack("{s:O, s:s}", "payment", payment, "csrf",
+	    csrf)) == NULL) {
+		json_decref(payment);
+		respond_server_error(req, "authorise page");
+		return;
+	}
+	if (json_is_true(json_object_get(payment, "waiting")))
+		json_object_set_new(page, "refresh",
+		    json_string(AUTHORISE_REFRESH));
+	if (authorise_final(req, payment, page)) {
+		json_decref(payment);
+		json_decref(page);
+		return;
+	}
+	json_decref(payment);
+	pages_render(req, 200, "payment_authorise", page);
 }
 
 int

@@ -1,7 +1,8 @@
 /*
  * The sandbox's booking (see booking.h): pis_book() in PostgreSQL, on the
  * decider's connection. A payment authorised with an authentication code
- * (redirect SCA, sca_code.h) is checked first: the code must be the one
+ * (redirect SCA by TOTP or on the authenticator, sca_code.h) is checked
+ * first: the code must be the one
  * of the payment as it is now, and pis_book_coded() books only if the row
  * under its lock still holds the values checked here.
  */
@@ -44,17 +45,22 @@ booking_done(PGresult *res, void *arg)
 	kore_free(id);
 }
 
-/* 1 when the payment needs no code or its code verifies. */
+/*
+ * 1 when the payment needs no code or its code verifies. A code is kept
+ * for redirect SCA (TOTP, or the authenticator chosen on the page); TOTP
+ * always has one, decoupled SCA none (its signature was verified).
+ */
 static int
 booking_code_ok(PGresult *res, const struct sca_code_input *in)
 {
 	uint8_t		 mac[SCA_CODE_LEN];
 	const char	*hex;
-	int		 len;
+	int		 len, totp;
 
-	if (PQgetisnull(res, 0, 0) ||
-	    strcmp(PQgetvalue(res, 0, 0), "totp") != 0)
-		return (1);
+	totp = !PQgetisnull(res, 0, 0) &&
+	    strcmp(PQgetvalue(res, 0, 0), "totp") == 0;
+	if (PQgetisnull(res, 0, 1) && PQgetisnull(res, 0, 2))
+		return (!totp);
 	if (PQgetisnull(res, 0, 1) || PQgetisnull(res, 0, 2))
 		return (0);
 	hex = PQgetvalue(res, 0, 2);

@@ -35,7 +35,7 @@ int	pis_payments(struct http_request *);
 
 static const char sql_initiate[] =
     "SELECT refusal, detail, status, body FROM pis_initiate($1, $2, $3, $4, "
-    "$5, $6, $7, $8, $9, $10, $11, $12)";
+    "$5, $6, $7, $8, $9, $10, $11, $12, $13)";
 static const char sql_payment[] =
     "SELECT refusal, detail, status, body FROM pis_payment($1, $2, $3, $4, "
     "$5, $6, $7, $8, $9)";
@@ -200,6 +200,7 @@ pis_initiate(struct http_request *req, struct pis_call *pc,
 		db_param(&c->q, in.redirect_uri);
 		db_param(&c->q, in.nok_redirect_uri);
 		db_param_int(&c->q, pis_settings()->sca_seconds);
+		db_param_int(&c->q, pis_settings()->redirect_seconds);
 	}
 	free(json);
 	if (in.remittance != NULL)

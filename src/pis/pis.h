@@ -38,6 +38,7 @@ struct http_request;
 struct pis_settings {
 	int	sca_seconds;	/* psd2_pis_sca_seconds: challenge deadline */
 	int	sweep_ms;	/* psd2_pis_sweep_ms: decider sweep period */
+	int	redirect_seconds; /* psd2_pis_redirect_seconds: redirect SCA */
 };
 
 void				 pis_settings_load(void);

@@ -48,6 +48,8 @@ pis_settings_load(void)
 {
 	pis_cfg.sca_seconds = (int)settings_int("pis_sca_seconds", 120);
 	pis_cfg.sweep_ms = (int)settings_int("pis_sweep_ms", 1000);
+	pis_cfg.redirect_seconds = (int)settings_int("pis_redirect_seconds",
+	    600);
 }
 
 const struct pis_settings *

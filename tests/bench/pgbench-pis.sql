@@ -21,6 +21,6 @@ FROM pis_initiate(sha256(int8send(:n) || '\x70'::bytea), NULL,
 	'creditor', 'DE89370400440532013000', 'name', 'Bench Payee',
 	'remittance', 'Bench', 'amount', '1234', 'currency', 'EUR'),
     decode(md5(random()::text) || md5(random()::text), 'hex'), true,
-    NULL, NULL, 120) r
+    NULL, NULL, 120, 600) r
 \gset
 SELECT pis_wake(:pid::uuid);

@@ -44,6 +44,9 @@ NOK_REDIRECT = "https://tpp.example/nok"
 CREDITOR = "DE89370400440532013000"
 # The SCA deadline of this suite's instance (psd2_pis_sca_seconds).
 SCA_SECONDS = 15
+# The redirect SCA deadline of this suite's instance (a test of expiry
+# starts an instance of its own with a few seconds).
+REDIRECT_SECONDS = 120
 # psd2-deviced's lease here: a killed daemon's claim is retaken after it.
 LEASE_SECONDS = 4
 
@@ -58,10 +61,11 @@ subprocess.run(["sh", MINT, "test", PKI_DIR, os.path.join(SANDBOX_DIR, "ca")],
                check=True, stdout=subprocess.DEVNULL)
 
 
-def instance_conf(name, port):
+def instance_conf(name, port, redirect_seconds=REDIRECT_SECONDS):
     conf = psd2lib.derived_conf("conf/test.conf", port, name)
     with open(conf, "a") as f:
         f.write("psd2_pis_sca_seconds %d\n" % SCA_SECONDS)
+        f.write("psd2_pis_redirect_seconds %d\n" % redirect_seconds)
         f.write("psd2_pis_sweep_ms 500\n")
         f.write("psd2_trust_dir %s\n" % os.path.join(SANDBOX_DIR, "trust"))
         f.write("psd2_crl_dir %s\n" % os.path.join(SANDBOX_DIR, "crl"))

@@ -1,6 +1,6 @@
 """The scaRedirect page of a redirect payment in headless Chromium
 (Selenium), English and German: opening it moves scaStatus received ->
-started (before any login); after the PSU login (password, TOTP) it
+started (before any login); after the PSU login (the password alone) it
 shows the payment: amount as the authenticator formats it, currency,
 payee name and IBAN, debtor account, escaped. Another PSU's payment, or
 an id that does not exist, is "unknown"."""
@@ -13,7 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import CREDITOR, REDIRECT, SCT, payment_body, sql1
-from test_pis_payments_page import chromium, login
+from test_pis_payments_page import chromium, login_payment
 
 TEXTS = {
     "en-US": ("Authorise a payment", "waiting for your authorisation",
@@ -51,7 +51,7 @@ def test_authorise_page(lang, api, db, server, payer_factory):
         assert driver.find_elements(By.ID, "username")
         assert sca_status(api, payer, pid, aid) == "started"
         assert pid not in driver.page_source.replace(href, "")
-        login(driver, server.url + href, payer.psu)
+        login_payment(driver, server.url + href, payer.psu)
         WebDriverWait(driver, 20).until(
             lambda d: d.find_elements(By.ID, "payment-%s" % pid))
         assert driver.current_url.endswith(href)
@@ -79,7 +79,14 @@ def test_authorise_page(lang, api, db, server, payer_factory):
         assert r.status_code == 201, r.text
         opid = r.json()["paymentId"]
         for id_ in (opid, str(uuid.uuid4())):
-            driver.get(server.url + "/auth/payments/%s/authorise" % id_)
+            # The password-only session is good for its own payment's
+            # page alone: another id asks for the login again ...
+            url = server.url + "/auth/payments/%s/authorise" % id_
+            driver.get(url)
+            assert driver.find_elements(By.ID, "username")
+            assert driver.find_elements(By.ID, "payment-%s" % id_) == []
+            # ... and after it, that payment is unknown to this PSU.
+            login_payment(driver, url, payer.psu)
             assert driver.find_elements(By.ID, "payment-%s" % id_) == []
             assert unknown in driver.page_source
         assert other.psu.accounts[0][0] not in driver.page_source

@@ -47,6 +47,22 @@ def login(driver, url, psu):
                         "#otp-form button[type=submit]").click()
 
 
+def login_payment(driver, url, psu):
+    """The login for a payment's authorise page: the password alone; the
+    second factor is the payment's own SCA on the page (device or TOTP),
+    so the login asks for no TOTP."""
+    driver.get(url)
+    driver.find_element(By.ID, "username").send_keys(psu.username)
+    driver.find_element(By.ID, "password").send_keys(psu.password)
+    driver.find_element(By.ID, "login-submit").click()
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "div.payment") or
+        d.find_elements(By.CSS_SELECTOR, "p.message") or d.find_elements(By.NAME, "otp"))
+    assert driver.find_elements(By.NAME, "otp") == [] or \
+        driver.find_elements(By.ID, "authorise-form"), \
+        "the login asked for a TOTP code"
+
+
 TEXTS = {
     "en-US": ("Your payments", "waiting for your authorisation", "rejected",
               "insufficient funds"),

@@ -18,7 +18,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import (NOK_REDIRECT, REDIRECT, SCT, balance, payment_body,
                       payment_row, sql, sql1, wait_status)
-from test_pis_payments_page import chromium, login
+from test_pis_payments_page import chromium, login_payment
 
 
 def initiate(api, payer, nok=True, amount="12.34"):
@@ -37,7 +37,7 @@ class Page:
     def __init__(self, driver, server, href, psu):
         self.driver = driver
         self.url = server.url + href
-        login(driver, self.url, psu)
+        login_payment(driver, self.url, psu)
         WebDriverWait(driver, 20).until(
             lambda d: d.find_elements(By.ID, "authorise-form"))
         self.csrf = driver.find_element(By.NAME, "csrf").get_attribute(
@@ -144,11 +144,20 @@ def test_csrf_refused(api, db, server, browser, payer_factory):
     for csrf in ("", "x" * 40, page.csrf[:-4] + "AAAA"):
         r = page.post(code, csrf=csrf)
         assert r.status_code == 403, r.status_code
-    # The token of this payment does not authorise another one.
+    # The token of this payment does not authorise another one, and the
+    # password-only session is good for this payment's page alone (the
+    # other one asks for the login) ...
     pid2, href2 = initiate(api, payer)
     r = requests.post(server.url + href2, data={
         "csrf": page.csrf, "otp": code, "lang": "en"},
         cookies={"psd2_session": page.session}, timeout=10,
+        allow_redirects=False)
+    assert r.status_code == 200 and 'id="username"' in r.text
+    # ... even when the PSU has logged in for that one too.
+    page2 = Page(browser(), server, href2, payer.psu)
+    r = requests.post(server.url + href2, data={
+        "csrf": page.csrf, "otp": code, "lang": "en"},
+        cookies={"psd2_session": page2.session}, timeout=10,
         allow_redirects=False)
     assert r.status_code == 403
     for p in (pid, pid2):
@@ -255,7 +264,7 @@ def test_idle_session_goes_to_login(api, db, server, browser,
     pid, href = initiate(api, payer)
     page = Page(browser(), server, href, payer.psu)
     sql(db, """UPDATE web_session SET expires_at = now() - interval '1 s'
-               WHERE subject_kind = 'psu' AND subject_id =
+               WHERE subject_kind = 'psu_payment' AND subject_id =
                (SELECT id FROM psu WHERE username = %s)""",
         payer.psu.username)
     r = page.post(payer.psu.totp())
@@ -268,8 +277,12 @@ def test_psu_with_device_gets_no_totp_form(api, db, emulator, server,
     payer = payer_factory(device=True)
     pid, href = initiate(api, payer)
     driver = browser()
-    login(driver, server.url + href, payer.psu)
+    login_payment(driver, server.url + href, payer.psu)
     WebDriverWait(driver, 20).until(
         lambda d: d.find_elements(By.ID, "payment-%s" % pid))
     assert driver.find_elements(By.ID, "authorise-form") == []
-    assert driver.find_elements(By.ID, "authorise-device")
+    assert driver.find_elements(By.NAME, "otp") == []
+    assert driver.find_elements(By.ID, "authorise-device-submit")
+    # Nothing is sent to the device before the PSU chooses to confirm.
+    assert sql1(db, """SELECT method FROM payment_authorisation
+                       WHERE payment_id = %s""", pid) is None

@@ -100,6 +100,34 @@ RETURNS json LANGUAGE sql IMMUTABLE AS $$
 		    || p_auth_id)) END);
 $$;
 
+-- The device challenge of payment p_id (decoupled at initiation, or
+-- redirect when the PSU chooses the authenticator on the bank's page):
+-- exactly the payment row's amount, currency, creditor name and IBAN, the
+-- service's fresh nonce and an absolute deadline. The daemon shows it
+-- once the device's earlier challenges are done (one at a time, in
+-- order); waiting counts against the deadline. Returns the challenge id.
+CREATE OR REPLACE FUNCTION pis_challenge_create(p_serial text, p_id uuid,
+    p_nonce bytea, p_deadline timestamptz)
+RETURNS uuid LANGUAGE sql AS $$
+	INSERT INTO device_challenge (device_serial, psu_id, nonce,
+	    amount_minor, currency, payee_name, payee_iban, deadline)
+	SELECT p_serial, p.psu_id, p_nonce, p.amount_minor, p.currency,
+	    p.creditor_name, p.creditor_iban, p_deadline
+	FROM payment p WHERE p.id = p_id
+	RETURNING id;
+$$;
+
+-- The PSU's authenticator for a new challenge: active, assigned to them,
+-- counter not exhausted (2^32 - 1, devsig_counter_exhausted); the most
+-- recently enrolled one. NULL without one.
+CREATE OR REPLACE FUNCTION pis_psu_device(p_psu_id bigint)
+RETURNS text LANGUAGE sql STABLE AS $$
+	SELECT d.serial FROM device d
+	WHERE d.psu_id = p_psu_id AND d.status = 'active'
+	    AND d.last_counter < 4294967295
+	ORDER BY d.enrolled_at DESC NULLS LAST, d.serial LIMIT 1;
+$$;
+
 -- POST payments/{product}. p_payment: {"debtor", "creditor", "name",
 -- "remittance" (or null), "amount" (minor units, as a string), "currency"},
 -- every value already checked by the service (IBAN mod 97, NFC name,
@@ -108,11 +136,14 @@ $$;
 -- is not exhausted (2^32 - 1, devsig_counter_exhausted); then the
 -- challenge is created here, in the payment's transaction, with the
 -- deadline p_sca_seconds from now. Otherwise redirect, which needs
--- p_redirect_uri among the client's registered URIs.
+-- p_redirect_uri among the client's registered URIs, and must be finished
+-- within p_redirect_seconds (psd2_pis_redirect_seconds; pis_sweep ends it
+-- RJCT timed out after that).
 CREATE OR REPLACE FUNCTION pis_initiate(p_token_hash bytea, p_x5t text,
     p_org_id text, p_request_id uuid, p_psu_ip inet, p_product text,
     p_payment jsonb, p_nonce bytea, p_decoupled boolean,
-    p_redirect_uri text, p_nok_redirect_uri text, p_sca_seconds integer)
+    p_redirect_uri text, p_nok_redirect_uri text, p_sca_seconds integer,
+    p_redirect_seconds integer)
 RETURNS pis_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
@@ -157,11 +188,8 @@ BEGIN
 		    'URI registered for this client.', NULL, NULL)::pis_result;
 	END IF;
 	IF p_decoupled THEN
-		SELECT d.serial INTO dev FROM device d
-		WHERE d.psu_id = g.psu_id AND d.status = 'active'
-		    AND d.last_counter < 4294967295
-		ORDER BY d.enrolled_at DESC NULLS LAST, d.serial LIMIT 1;
-		IF FOUND THEN
+		SELECT pis_psu_device(g.psu_id) AS serial INTO dev;
+		IF dev.serial IS NOT NULL THEN
 			v_approach := 'decoupled';
 			v_sca := 'started';
 		END IF;
@@ -172,7 +200,9 @@ BEGIN
 		    'TPP-Redirect-URI.' ELSE 'Redirect SCA needs TPP-Redirect-URI.'
 		    END, NULL, NULL)::pis_result;
 	END IF;
-	v_deadline := now() + make_interval(secs => p_sca_seconds);
+	v_deadline := now() + make_interval(secs => CASE
+	    WHEN v_approach = 'redirect' THEN p_redirect_seconds
+	    ELSE p_sca_seconds END);
 
 	INSERT INTO payment (id, product, psu_id, consent_id, client_id, tpp_id,
 	    debtor_account_id, debtor_iban, creditor_iban, creditor_name,
@@ -186,12 +216,8 @@ BEGIN
 	IF v_approach = 'decoupled' THEN
 		-- The daemons' wake-up follows the commit (pis_wake).
 		PERFORM set_config('psd2.defer_notify', 'on', true);
-		INSERT INTO device_challenge (device_serial, psu_id, nonce,
-		    amount_minor, currency, payee_name, payee_iban, deadline)
-		VALUES (dev.serial, g.psu_id, p_nonce, v_amount,
-		    p_payment->>'currency', p_payment->>'name',
-		    p_payment->>'creditor', v_deadline)
-		RETURNING id INTO v_challenge;
+		v_challenge := pis_challenge_create(dev.serial, v_id, p_nonce,
+		    v_deadline);
 	END IF;
 	INSERT INTO payment_authorisation (id, payment_id, approach, method,
 	    sca_status, challenge_id, deadline)
@@ -441,6 +467,8 @@ $$;
 --	    cancelled, timed out
 --	an open challenge whose device was blocked or reassigned: cancelled,
 --	    device blocked
+--	a redirect authorisation not finished by its deadline (no device
+--	    challenge taken over yet): timed out (pis_redirect_expire)
 -- An open challenge is cancelled only if it is still open under the
 -- lock (a daemon's outcome that won the race is decided by its
 -- signature instead). Returns the number of payments ended.
@@ -503,7 +531,7 @@ BEGIN
 			END IF;
 		END IF;
 	END LOOP;
-	RETURN n;
+	RETURN n + pis_redirect_expire();
 END;
 $$;
 
