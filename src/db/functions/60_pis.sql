@@ -187,10 +187,11 @@ BEGIN
 		-- The daemons' wake-up follows the commit (pis_wake).
 		PERFORM set_config('psd2.defer_notify', 'on', true);
 		INSERT INTO device_challenge (device_serial, psu_id, nonce,
-		    amount_minor, currency, payee_name, payee_iban, deadline)
+		    amount_minor, currency, payee_name, payee_iban, deadline,
+		    request_id)
 		VALUES (dev.serial, g.psu_id, p_nonce, v_amount,
 		    p_payment->>'currency', p_payment->>'name',
-		    p_payment->>'creditor', v_deadline)
+		    p_payment->>'creditor', v_deadline, p_request_id)
 		RETURNING id INTO v_challenge;
 	END IF;
 	INSERT INTO payment_authorisation (id, payment_id, approach, method,
