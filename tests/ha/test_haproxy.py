@@ -14,7 +14,7 @@ import uuid
 import pytest
 import requests
 
-from ha_lib import Daemon, HAProxy, Instance, ha_port, wait_for
+from ha_lib import Daemon, HAProxy, Instance, ha_port
 from ha_pay import (confirm_on_device, initiate, make_payer, pay, set_balance,
                     enrol, status, wait_decided)
 from psd2lib import (ACCOUNT_LIST, PsuBrowser, authorize_url, location_params,
