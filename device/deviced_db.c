@@ -46,6 +46,9 @@ struct mdev {
 	int			 cancelling;
 	uint8_t			 challenge[DEV_CHALLENGE_LEN];
 	char			 challenge_id[37];
+	/* "<id> request id=<x-request-id of the initiation, or ->": how
+	 * every log line names the claimed challenge. */
+	char			 challenge_tag[96];
 	enum wkind		 wkind;
 	struct dev_result	 result;
 	char			 reason[DEVD_REASON_MAX];
@@ -278,6 +281,18 @@ send_cancel(struct mdev *d)
 	dqueue_push(M.to_usb, m);
 }
 
+/* The claimed row's id and request id (column 8, NULL for a challenge
+ * that no request made), as the log names them. */
+static void
+challenge_tag(PGresult *res, char *out, size_t len)
+{
+	const char	*rid = "-";
+
+	if (!PQgetisnull(res, 0, 8) && strlen(PQgetvalue(res, 0, 8)) == 36)
+		rid = PQgetvalue(res, 0, 8);
+	snprintf(out, len, "%.36s request id=%s", PQgetvalue(res, 0, 0), rid);
+}
+
 static int
 claim_fill(struct mdev *d, PGresult *res, struct dmsg *m)
 {
@@ -303,6 +318,7 @@ claim_fill(struct mdev *d, PGresult *res, struct dmsg *m)
 	memcpy(d->challenge, m->confirm.challenge, DEV_CHALLENGE_LEN);
 	snprintf(d->challenge_id, sizeof(d->challenge_id), "%s",
 	    PQgetvalue(res, 0, 0));
+	challenge_tag(res, d->challenge_tag, sizeof(d->challenge_tag));
 	return (0);
 }
 
@@ -341,7 +357,7 @@ db_claim(struct mdev *d)
 	    "RETURNING c.id, c.nonce, c.amount_minor, c.currency, "
 	    "c.payee_name, c.payee_iban, GREATEST(1, LEAST(600, "
 	    "floor(extract(epoch FROM c.deadline - now())) - 1))::int, "
-	    "c.attempts",
+	    "c.attempts, c.request_id",
 	    4, p);
 	if (res == NULL)
 		return;
@@ -352,14 +368,15 @@ db_claim(struct mdev *d)
 			d->has_claim = 1;
 			d->cancelling = 0;
 			devd_log("challenge %s claimed for device %s "
-			    "(attempt %s, %us to answer)", d->challenge_id,
+			    "(attempt %s, %us to answer)", d->challenge_tag,
 			    d->serial, PQgetvalue(res, 0, 7),
 			    m->confirm.timeout_s);
 			dqueue_push(M.to_usb, m);
 		} else {
 			free(m);
-			devd_log("challenge %s unreadable", PQgetvalue(res,
-			    0, 0));
+			challenge_tag(res, d->challenge_tag,
+			    sizeof(d->challenge_tag));
+			devd_log("challenge %s unreadable", d->challenge_tag);
 		}
 		/* There may be more queued for this device later. */
 		d->want_claim = 1;
@@ -434,14 +451,14 @@ db_write(struct mdev *d)
 		M.stats.ends[end_kind(d)]++;
 		if (d->wkind == W_RESULT)
 			devd_log("challenge %s on device %s: %s, counter %"
-			    PRIu32, d->challenge_id, d->serial, what,
+			    PRIu32, d->challenge_tag, d->serial, what,
 			    d->result.counter);
 		else
 			devd_log("challenge %s on device %s %s: %s",
-			    d->challenge_id, d->serial, what, d->reason);
+			    d->challenge_tag, d->serial, what, d->reason);
 	} else {
 		devd_log("challenge %s on device %s: lease lost, %s not "
-		    "written", d->challenge_id, d->serial, what);
+		    "written", d->challenge_tag, d->serial, what);
 	}
 	PQclear(res);
 	return (0);
@@ -555,7 +572,7 @@ on_usb(struct dmsg *m)
 	case DM_CANCELLED:
 		if (ours && d->cancelling) {
 			devd_log("challenge %s cancelled on device %s",
-			    d->challenge_id, d->serial);
+			    d->challenge_tag, d->serial);
 			d->has_claim = 0;
 			d->cancelling = 0;
 		}
@@ -632,7 +649,7 @@ db_renew(void)
 			    d->challenge_id) == 0;
 		if (!held) {
 			devd_log("challenge %s on device %s: lease lost",
-			    d->challenge_id, d->serial);
+			    d->challenge_tag, d->serial);
 			send_cancel(d);
 		}
 	}

@@ -21,5 +21,6 @@ psql -h "$sock" -p "$port" -U psd2gate -d "$db" -qX -v ON_ERROR_STOP=1 \
     -c "CREATE TABLE audit_log (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), actor text NOT NULL, action text NOT NULL, detail jsonb NOT NULL DEFAULT '{}')" \
     -1 -f src/db/migrations/020_devices.sql \
     -f src/db/migrations/082_device_staff.sql \
+    -f src/db/migrations/105_challenge_request_id.sql \
     -f src/db/functions/72_staff_devices.sql >&2
 echo "host=$sock port=$port dbname=$db user=psd2gate"

@@ -5,9 +5,15 @@ grants and AIS calls the primary is stopped hard and the standby
 promoted: the service answers again within 10 s without a restart, every
 token a client saw issued is on the new primary, a signed request seen
 before the failover cannot be replayed after it (replay marks are in a
-logged table), and the daemon reconnects by itself."""
+logged table), and the daemon reconnects by itself.
 
-import os
+Payment confirmations flow at the same time (tests/ha/ha_pay.py): decoupled
+payments initiated through the service, confirmed on the emulated
+authenticator by psd2-deviced (multi-host too), their status polled. Every
+payment whose 201 or decided status a client saw is on the new primary
+with that status, and a payment after the failover is confirmed on the
+device and decided."""
+
 import time
 
 import psycopg2
@@ -16,6 +22,7 @@ import requests
 
 from ha_lib import (Daemon, Instance, PgPair, TokenLoad, error_answer,
                     ha_port, make_grants, on_port, samples, value, wait_for)
+from ha_pay import PaymentLoad, make_payer, missing_payments, pay
 from psd2lib import ACCOUNT_LIST, make_client, make_psu, psd2ctl
 
 BACK_WITHIN = 10.0
@@ -33,31 +40,6 @@ def pair(service_setup):
     pg.run("stop")
 
 
-def challenge(d, dsn, serial, psu_id, amount):
-    """A challenge the daemon must claim, show and (PIN, button) answer."""
-    conn = psycopg2.connect(dsn)
-    conn.autocommit = True
-    cur = conn.cursor()
-    cur.execute(
-        "INSERT INTO device_challenge (device_serial, psu_id, nonce, "
-        "amount_minor, currency, payee_name, payee_iban, deadline) "
-        "VALUES (%s, %s, %s, %s, 'EUR', 'Failover Payee', "
-        "'DE89370400440532013000', now() + interval '60 seconds') "
-        "RETURNING id", (serial, psu_id, os.urandom(32), amount))
-    cid = cur.fetchone()[0]
-    wait_for(lambda: str(amount // 100) in d.emu("show", serial).stdout, 20,
-             "the challenge on the display")
-    assert d.emu("pin", serial, "1234").returncode == 0
-    assert d.emu("press", serial).returncode == 0
-
-    def done():
-        cur.execute("SELECT status, outcome FROM device_challenge "
-                    "WHERE id = %s", (cid,))
-        return cur.fetchone() == ("done", "approved")
-    wait_for(done, 20, "the approved outcome")
-    conn.close()
-
-
 def test_failover_under_load(pair, signer):
     with on_port(pair.pport):
         client = make_client()
@@ -71,20 +53,15 @@ def test_failover_under_load(pair, signer):
     try:
         with on_port(pair.pport):
             grants = make_grants(inst.url, client, 3)
-            wait_for(lambda: "device %s recorded" % serial in d.log_text(),
-                     20, "the device recorded")
-            psd2ctl("device", "enrol", serial)
-            psd2ctl("device", "assign", serial, psu.username)
+            payer = make_payer(inst.url, d, serial, pair.dsn(pair.pport),
+                               psu=psu)
         with psycopg2.connect(pair.dsn(pair.pport)) as c, c.cursor() as cur:
-            cur.execute("SELECT id FROM psu WHERE username = %s",
-                        (psu.username,))
-            psu_id = cur.fetchone()[0]
             # Not replicated, emptied by crash recovery: only what may
             # be forgotten (rate counters, by design).
             cur.execute("SELECT relname FROM pg_class WHERE "
                         "relpersistence = 'u' AND relkind IN ('r', 'p')")
             assert {r[0] for r in cur.fetchall()} == {"rate_counter"}
-        challenge(d, pair.dsn(pair.pport), serial, psu_id, 1700)
+        pay(signer, d, payer, inst.url, amount="17.00")
 
         # A signed call, kept to be replayed after the failover.
         tok = grants[0]["access_token"]
@@ -97,8 +74,11 @@ def test_failover_under_load(pair, signer):
         assert r.status_code == 200, r.text
 
         load = TokenLoad(lambda: inst.url, client, grants[1:], signer)
-        with load:
-            time.sleep(3)
+        pays = PaymentLoad(lambda: inst.url, signer, d, payer)
+        with load, pays:
+            wait_for(lambda: len(pays.decided_between(0, time.monotonic()))
+                     >= 2, 30, "payments decided before the failover")
+            time.sleep(1)
             t_kill = time.monotonic()
             pair.run("kill")
             pair.run("promote")
@@ -137,12 +117,25 @@ def test_failover_under_load(pair, signer):
         assert r.status_code != 200 and "request" in r.text.lower(), \
             (r.status_code, r.text)
 
-        # The daemon found the new primary by itself.
+        # Payments: none stuck, every outcome a client saw is there.
+        assert not pays.undecided(), pays.undecided()
+        before_pay = pays.decided_between(0, t_kill)
+        assert len(before_pay) >= 2 and set(before_pay.values()) == \
+            {"ACSC"}, before_pay
+        lost = missing_payments(new_primary, pays.seen)
+        assert not lost, lost
+        pay_bad = [x for x in pays.log if x[1] == "initiate" and
+                   x[3] not in (201, 500, 503)]
+        assert not pay_bad, pay_bad[:3]
+
+        # The daemon found the new primary by itself, and a payment after
+        # the failover is confirmed on the device.
         wait_for(lambda: value(samples(d.metrics()),
                                "psd2_deviced_database_connects_total",
                                host="devd-failover") >= 2, 20,
                  "the daemon's reconnect")
-        challenge(d, new_primary, serial, psu_id, 2300)
+        pid = pay(signer, d, payer, inst.url, amount="23.00")
+        assert missing_payments(new_primary, {pid: "ACSC"}) == {}
     finally:
         d.stop()
         inst.stop()

@@ -1,6 +1,10 @@
 """`pg_ctl restart -m fast` under load (issue 11): psd2gate and
 psd2-deviced recover by themselves, errors only while PostgreSQL is
-down, and every token that a client saw issued is still there."""
+down, and every token that a client saw issued is still there. Payment
+confirmations flow too (initiated through the service, confirmed on the
+emulated authenticator, status polled): every payment status a client saw
+is still there, none is left undecided, and a payment after the restart
+is confirmed on the device."""
 
 import os
 import subprocess
@@ -9,9 +13,11 @@ import time
 import psycopg2
 import pytest
 
+from ha_pay import PaymentLoad, make_payer, missing_payments, pay
+
 from ha_lib import (Daemon, Instance, TokenLoad, error_answer, ha_port,
                     make_grants, samples, value, wait_for)
-from psd2lib import TOP, make_client, make_psu, psd2ctl
+from psd2lib import TOP, make_client, make_psu
 
 RECOVERY = 5.0
 
@@ -38,30 +44,6 @@ def postmaster_start(dbinfo):
         return cur.fetchone()[0]
 
 
-def approve_challenge(d, serial, psu_id, dbinfo):
-    conn = psycopg2.connect(dbinfo)
-    conn.autocommit = True
-    cur = conn.cursor()
-    cur.execute(
-        "INSERT INTO device_challenge (device_serial, psu_id, nonce, "
-        "amount_minor, currency, payee_name, payee_iban, deadline) "
-        "VALUES (%s, %s, %s, 4200, 'EUR', 'Restart Payee', "
-        "'DE89370400440532013000', now() + interval '60 seconds') "
-        "RETURNING id", (serial, psu_id, os.urandom(32)))
-    cid = cur.fetchone()[0]
-    wait_for(lambda: "42" in d.emu("show", serial).stdout, 20,
-             "the challenge on the display")
-    assert d.emu("pin", serial, "1234").returncode == 0
-    assert d.emu("press", serial).returncode == 0
-
-    def done():
-        cur.execute("SELECT status, outcome FROM device_challenge "
-                    "WHERE id = %s", (cid,))
-        return cur.fetchone() == ("done", "approved")
-    wait_for(done, 20, "the approved outcome")
-    conn.close()
-
-
 def test_restart_under_load(inst, signer, dbinfo):
     client = make_client()
     grants = make_grants(inst.url, client, 3)
@@ -69,20 +51,16 @@ def test_restart_under_load(inst, signer, dbinfo):
     serial = "RST%05d" % (abs(hash(psu.username)) % 10 ** 5)
     d = Daemon("devd-restart", [serial]).start()
     try:
-        wait_for(lambda: "device %s recorded" % serial in d.log_text(), 20,
-                 "the device recorded")
-        psd2ctl("device", "enrol", serial)
-        psd2ctl("device", "assign", serial, psu.username)
-        with psycopg2.connect(dbinfo) as c, c.cursor() as cur:
-            cur.execute("SELECT id FROM psu WHERE username = %s",
-                        (psu.username,))
-            psu_id = cur.fetchone()[0]
-        approve_challenge(d, serial, psu_id, dbinfo)
+        payer = make_payer(inst.url, d, serial, dbinfo, psu=psu)
+        pay(signer, d, payer, inst.url, amount="42.00")
         started = postmaster_start(dbinfo)
 
         load = TokenLoad(lambda: inst.url, client, grants, signer)
-        with load:
-            time.sleep(3)
+        pays = PaymentLoad(lambda: inst.url, signer, d, payer)
+        with load, pays:
+            wait_for(lambda: len(pays.decided_between(0, time.monotonic()))
+                     >= 2, 30, "payments decided before the restart")
+            time.sleep(1)
             t0 = time.monotonic()
             cluster("restart")
             t1 = time.monotonic()
@@ -111,12 +89,26 @@ def test_restart_under_load(inst, signer, dbinfo):
             len(missing), 2 * len(load.issued))
         assert len(load.issued) >= 50
 
-        # The daemon reconnected by itself and still answers challenges.
+        assert not pays.undecided(), pays.undecided()
+        assert len(pays.decided_between(0, t0)) >= 2
+        assert set(pays.decided_between(0, t_end).values()) == {"ACSC"}
+        lost = missing_payments(dbinfo, pays.seen)
+        assert not lost, lost
+        pay_bad = [x for x in pays.log if x[1] == "initiate" and
+                   x[3] not in (201, 500, 503)]
+        assert not pay_bad, pay_bad[:3]
+        # Only while the database was down.
+        late = [x for x in pays.log if x[1] == "initiate" and
+                x[3] != 201 and x[0] > t1 + RECOVERY]
+        assert not late, late[:3]
+
+        # The daemon reconnected by itself and a payment after the
+        # restart is confirmed on the device.
         wait_for(lambda: value(samples(d.metrics()),
                                "psd2_deviced_database_connects_total",
                                host="devd-restart") >= 2, 15,
                  "the daemon's reconnect")
-        approve_challenge(d, serial, psu_id, dbinfo)
+        pay(signer, d, payer, inst.url, amount="43.00")
         s = samples(d.metrics())
         assert value(s, "psd2_deviced_database_connected",
                      host="devd-restart") == 1

@@ -760,7 +760,9 @@ class Signer:
         h = dict(headers or {})
         h["Digest"] = "SHA-256=" + base64.b64encode(
             hashlib.sha256(body).digest()).decode()
-        h["X-Request-ID"] = str(uuid.uuid4())
+        # A caller's own request id (to follow it through the logs) stays.
+        if not any(k.lower() == "x-request-id" for k in h):
+            h["X-Request-ID"] = str(uuid.uuid4())
         h["Date"] = email.utils.formatdate(usegmt=True)
         h["TPP-Signing-Certificate"] = self.cert_b64
         signed = ["digest", "x-request-id", "date"]

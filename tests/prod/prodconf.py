@@ -1,10 +1,13 @@
 """The generator of the production test configuration: conf/production.conf
 with only its addresses and host paths replaced, for a test machine.
 
-    prodconf.generate(out_path, folder, port, pgport, dbname)
+    prodconf.generate(out_path, folder, port, pgport, dbname,
+                      staff_port, metrics_port)
 
 /etc/psd2gate becomes FOLDER/etc, /var/lib/psd2gate FOLDER/root, the
-listener 127.0.0.1:PORT, the database address 127.0.0.1:PGPORT (database
+listener 127.0.0.1:PORT, the staff listener (internal address)
+127.0.0.1:STAFF_PORT, the metrics listener 127.0.0.1:METRICS_PORT, the
+database address 127.0.0.1:PGPORT (database
 DBNAME), the issuer and mTLS base URLs gain :PORT. Everything else (TLS,
 client certificates, seccomp, root and runas, signing, the psd2_ values)
 is production.conf's own; a line the generator expects and does not find
@@ -18,15 +21,24 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PRODUCTION = os.path.join(TOP, "conf", "production.conf")
 
 
-def generate(out_path, folder, port, pgport, dbname="psd2gate"):
+def generate(out_path, folder, port, pgport, dbname, staff_port,
+             metrics_port):
     with open(PRODUCTION) as f:
         text = f.read()
     etc = os.path.join(folder, "etc")
     root = os.path.join(folder, "root")
     subs = [
         (r"(?m)^(\s*bind\s+)0\.0\.0\.0 443$", r"\g<1>127.0.0.1 %d" % port),
+        (r"(?m)^(\s*bind\s+)10\.20\.0\.10 8081$",
+         r"\g<1>127.0.0.1 %d" % staff_port),
+        (r"(?m)^(\s*bind\s+)10\.30\.0\.10 9464$",
+         r"\g<1>127.0.0.1 %d" % metrics_port),
         (r"(?m)^include\s+base\.conf$",
          "include %s" % os.path.join(TOP, "conf", "base.conf")),
+        (r"(?m)^include\s+staff\.conf$",
+         "include %s" % os.path.join(TOP, "conf", "staff.conf")),
+        (r"(?m)^include\s+metrics\.conf$",
+         "include %s" % os.path.join(TOP, "conf", "metrics.conf")),
         (r"(?m)^(\s*include\s+)routes\.conf$",
          r"\g<1>%s" % os.path.join(TOP, "conf", "routes.conf")),
         (r"hostaddr=192\.0\.2\.53 dbname=psd2gate ",

@@ -36,6 +36,21 @@ import units
 from psd2lib import PsuBrowser, location_params, random_base32, random_iban
 
 PORT = psd2lib.test_port("PSD2_TEST_PROD_PORT", 18983)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# The staff and metrics listeners (internal addresses in production.conf),
+# on 127.0.0.1. Named "localhost" here: they are not the TPP-facing
+# interface, so tests/lib/openapi_check.py leaves their answers alone.
+STAFF_PORT = _free_port()
+METRICS_PORT = _free_port()
+STAFF_URL = "http://localhost:%d" % STAFF_PORT
+METRICS_URL = "http://localhost:%d" % METRICS_PORT
 FOLDER = os.path.join(psd2lib.TOP, "var", "prod")
 SANDBOX = os.path.join(psd2lib.TOP, "var", "sandbox")
 PKI = os.path.join(psd2lib.TOP, "var", "test-pki")
@@ -228,7 +243,7 @@ def prod(pgcluster):
     database_with_tls()
     conf = prodconf.generate(os.path.join(FOLDER, "etc", "psd2gate.conf"),
                              FOLDER, PORT, int(os.environ["PGPORT"]),
-                             DBNAME)["conf"]
+                             DBNAME, STAFF_PORT, METRICS_PORT)["conf"]
     op = Operator(conf)
     log_path = os.path.join(psd2lib.LOG_DIR, "%s-psd2gate-production.log" %
                             psd2lib.suite_label())
@@ -379,6 +394,48 @@ def test_psu_host_needs_no_client_certificate_and_sends_hsts(prod):
     r = requests.get(WWW_URL + "/health", verify=CA, timeout=10)
     assert r.status_code == 200
     assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+
+
+def test_staff_and_metrics_on_their_own_listeners_only(prod):
+    """production.conf has the whole product: the staff pages on the
+    internal listener, the metrics on the monitoring one, and neither on
+    the public port (either host name) nor on each other's listener."""
+    r = requests.get(STAFF_URL + "/staff", timeout=10)
+    assert r.status_code == 200, r.text[:300]
+    assert 'id="staff-login-form"' in r.text
+    r = requests.get(METRICS_URL + "/metrics", timeout=10)
+    assert r.status_code == 200, r.text[:300]
+    assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    assert re.search(r"(?m)^psd2_\w+(\{[^}]*\})? \S+$", r.text), \
+        r.text[:500]
+    p = subprocess.run(["/usr/bin/promtool", "check", "metrics"],
+                       input=r.text, capture_output=True, text=True,
+                       timeout=30)
+    assert p.returncode == 0 and not (p.stdout + p.stderr).strip(), \
+        (p.stdout, p.stderr)
+    for path in ("/staff", "/staff/login", "/metrics"):
+        r = requests.get(WWW_URL + path, verify=CA, timeout=10)
+        assert r.status_code == 404, (path, r.status_code)
+        r = requests.get(API_URL + path, cert=QWAC, verify=CA, timeout=10)
+        assert r.status_code == 404, (path, r.status_code)
+    assert requests.get(STAFF_URL + "/metrics",
+                        timeout=10).status_code == 404
+    assert requests.get(METRICS_URL + "/staff",
+                        timeout=10).status_code == 404
+    # The public API is not on the internal listeners either.
+    assert requests.get(STAFF_URL + "/auth/oauth/authorize",
+                        timeout=10).status_code == 404
+
+
+def test_audit_checkpoint_with_the_production_key(prod):
+    """psd2_audit_keys: keys-init made the key, and psd2ctl signs and
+    verifies a checkpoint of the audit chain with it."""
+    keys = os.path.join(FOLDER, "etc", "keys", "audit.keys")
+    assert os.path.exists(keys)
+    head = os.path.join(FOLDER, "audit-head")
+    ctl(prod.conf, "audit", "checkpoint", head)
+    out = ctl(prod.conf, "audit", "verify", "--checkpoint", head)
+    assert "audit: chain intact: " in out and "BAD" not in out, out
 
 
 def test_tpp_host_refuses_a_connection_without_a_qwac(prod):

@@ -105,14 +105,17 @@ $$;
 -- exactly the payment row's amount, currency, creditor name and IBAN, the
 -- service's fresh nonce and an absolute deadline. The daemon shows it
 -- once the device's earlier challenges are done (one at a time, in
--- order); waiting counts against the deadline. Returns the challenge id.
+-- order); waiting counts against the deadline. The initiation's
+-- x-request-id goes along, so the daemon's log lines name it. Returns the
+-- challenge id.
 CREATE OR REPLACE FUNCTION pis_challenge_create(p_serial text, p_id uuid,
     p_nonce bytea, p_deadline timestamptz)
 RETURNS uuid LANGUAGE sql AS $$
 	INSERT INTO device_challenge (device_serial, psu_id, nonce,
-	    amount_minor, currency, payee_name, payee_iban, deadline)
+	    amount_minor, currency, payee_name, payee_iban, deadline,
+	    request_id)
 	SELECT p_serial, p.psu_id, p_nonce, p.amount_minor, p.currency,
-	    p.creditor_name, p.creditor_iban, p_deadline
+	    p.creditor_name, p.creditor_iban, p_deadline, p.request_id
 	FROM payment p WHERE p.id = p_id
 	RETURNING id;
 $$;
