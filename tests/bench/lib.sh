@@ -19,13 +19,18 @@ bench_conf() {
 	# No staff listener (conf/staff.conf): two instances would both bind it.
 	# The metrics listener (conf/metrics.conf) on a free port of its own.
 	mport=$(sh tests/port.sh free $(( $2 + 1 )) $(( $2 + 20 )))
-	sed -e '/^server staff {/,/^}/d' -e '/^include staff.conf/d' \
+	sed -e '/^server staff {/,/^}/d' \
+	    -e '/^domain \* {$/{N;/attach[[:space:]]*staff/{N;N;d;};}' \
 	    -e "s/127.0.0.1 8080/127.0.0.1 $2/" \
 	    -e "s/127.0.0.1 9464/127.0.0.1 $mport/" \
 	    -e "s/port=54329/port=$PGPORT/" \
 	    -e 's/^psd2_login_rate_per_minute.*/psd2_login_rate_per_minute	0/' \
 	    -e "s/^psd2_signing_required.*/psd2_signing_required	$3/" \
 	    conf/sandbox.conf > "$1"
+	if grep -v '^#' "$1" | grep -Eq 'staff[ {]|staff\.conf'; then
+		echo "bench_conf: the staff listener is still in $1" >&2
+		return 1
+	fi
 	grep -q "^psd2_signing_required	$3" "$1" ||
 	    printf 'psd2_signing_required\t%s\n' "$3" >> "$1"
 	[ "$3" = no ] && printf 'psd2_unsigned_roles\tPSP_AI\n' >> "$1"

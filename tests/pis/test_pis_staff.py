@@ -46,7 +46,8 @@ def staff_server(service_setup):
     marker = "include %s" % os.path.join(psd2lib.TOP, "conf", "common.conf")
     assert marker in text, text
     text = text.replace(marker, (
-        "server staff {\n\tbind 127.0.0.1 %d\n\ttls no\n}\n%s\ninclude %s\n"
+        "server staff {\n\tbind 127.0.0.1 %d\n\ttls no\n}\n%s\n"
+        "domain * {\n\tattach staff\n\tinclude %s\n}\n"
         % (STAFF_PORT, marker,
            os.path.join(psd2lib.TOP, "conf", "staff.conf"))))
     with open(path, "w") as f:

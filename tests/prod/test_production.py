@@ -45,11 +45,13 @@ def _free_port():
 
 
 # The staff and metrics listeners (internal addresses in production.conf),
-# on 127.0.0.1. Named "localhost" here: they are not the TPP-facing
-# interface, so tests/lib/openapi_check.py leaves their answers alone.
+# on 127.0.0.1: the staff pages over TLS as their internal host name, the
+# metrics as "localhost". Neither is the TPP-facing interface, so
+# tests/lib/openapi_check.py leaves their answers alone.
 STAFF_PORT = _free_port()
 METRICS_PORT = _free_port()
-STAFF_URL = "http://localhost:%d" % STAFF_PORT
+STAFF = "staff.psd2.bank.internal"
+STAFF_URL = "https://%s:%d" % (STAFF, STAFF_PORT)
 METRICS_URL = "http://localhost:%d" % METRICS_PORT
 FOLDER = os.path.join(psd2lib.TOP, "var", "prod")
 SANDBOX = os.path.join(psd2lib.TOP, "var", "sandbox")
@@ -168,7 +170,7 @@ def host_folders(user):
                    stdout=subprocess.DEVNULL)
     # The key manager (keymgr_root, as psd2gate) reads the TLS keys.
     tls = os.path.join(etc, "keys", "tls")
-    for name, host in (("api", API), ("www", WWW)):
+    for name, host in (("api", API), ("www", WWW), ("staff", STAFF)):
         server_cert(tls, name, [host], user)
     shutil.copy(os.path.join(PKI, "dh.pem"),
                 os.path.join(etc, "tls", "dh2048.pem"))
@@ -224,7 +226,7 @@ def resolve_bank_names(monkeypatch):
     real = socket.getaddrinfo
 
     def fake(host, *a, **kw):
-        if host in (WWW, API):
+        if host in (WWW, API, STAFF):
             host = "127.0.0.1"
         return real(host, *a, **kw)
     monkeypatch.setattr(socket, "getaddrinfo", fake)
@@ -400,9 +402,18 @@ def test_staff_and_metrics_on_their_own_listeners_only(prod):
     """production.conf has the whole product: the staff pages on the
     internal listener, the metrics on the monitoring one, and neither on
     the public port (either host name) nor on each other's listener."""
-    r = requests.get(STAFF_URL + "/staff", timeout=10)
+    r = requests.get(STAFF_URL + "/staff", verify=CA, timeout=10)
     assert r.status_code == 200, r.text[:300]
     assert 'id="staff-login-form"' in r.text
+    # TLS on the internal listener too: HSTS, and cookies only over TLS.
+    assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+    cookies = r.raw.headers.getlist("Set-Cookie")
+    assert cookies, r.headers
+    for c in cookies:
+        assert "; Secure" in c, c
+    # Plain HTTP on the staff port gets no page.
+    with pytest.raises(requests.exceptions.ConnectionError):
+        requests.get("http://127.0.0.1:%d/staff" % STAFF_PORT, timeout=10)
     r = requests.get(METRICS_URL + "/metrics", timeout=10)
     assert r.status_code == 200, r.text[:300]
     assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -418,12 +429,12 @@ def test_staff_and_metrics_on_their_own_listeners_only(prod):
         assert r.status_code == 404, (path, r.status_code)
         r = requests.get(API_URL + path, cert=QWAC, verify=CA, timeout=10)
         assert r.status_code == 404, (path, r.status_code)
-    assert requests.get(STAFF_URL + "/metrics",
+    assert requests.get(STAFF_URL + "/metrics", verify=CA,
                         timeout=10).status_code == 404
     assert requests.get(METRICS_URL + "/staff",
                         timeout=10).status_code == 404
     # The public API is not on the internal listeners either.
-    assert requests.get(STAFF_URL + "/auth/oauth/authorize",
+    assert requests.get(STAFF_URL + "/auth/oauth/authorize", verify=CA,
                         timeout=10).status_code == 404
 
 
