@@ -130,6 +130,36 @@ otp_normalise(const char *in, char out[7])
 	return (n == 6 ? 0 : -1);
 }
 
+long long
+otp_code_step(struct http_request *req, const char *kind,
+    const char *subject, const char *sealed_seed, long long accepted)
+{
+	uint8_t		seed[64];
+	char		aad[128], code[7];
+	int64_t		matched;
+	int		len, ok;
+
+	if (otp_normalise(forms_arg(req, "otp"), code) == -1)
+		return (-1);
+	(void)snprintf(aad, sizeof(aad), "totp:%s:%s", kind, subject);
+	len = secretbox_open(&app_totp_keys, sealed_seed, aad, seed,
+	    sizeof(seed));
+	if (len <= 0) {
+		/* The subject (a user name) stays out of the log. */
+		kore_log(LOG_ERR, "error id=%s %s: TOTP seed does not "
+		    "decrypt", respond_request_id(req), kind);
+		return (-1);
+	}
+	if (otp_is_step(seed, (size_t)len, code, accepted)) {
+		OPENSSL_cleanse(seed, sizeof(seed));
+		return (accepted);
+	}
+	ok = totp_verify(seed, (size_t)len, code, (int64_t)time(NULL), -1,
+	    &matched);
+	OPENSSL_cleanse(seed, sizeof(seed));
+	return (ok == 1 ? (long long)matched : -1);
+}
+
 /*
  * The time step the code matches, or -1: the step this flow accepted
  * before (a repeat, at any time while the flow lives), else a step of the
@@ -139,32 +169,10 @@ otp_normalise(const char *in, char out[7])
 static long long
 otp_match(struct http_request *req, struct otp_ctx *ctx)
 {
-	uint8_t		seed[64];
-	char		aad[128], code[7];
-	int64_t		matched;
-	long long	flow_step;
-	int		len, ok;
-
-	if (db_rows(&ctx->q) != 1 ||
-	    otp_normalise(forms_arg(req, "otp"), code) == -1)
+	if (db_rows(&ctx->q) != 1)
 		return (-1);
-	snprintf(aad, sizeof(aad), "totp:psu:%s", db_value(&ctx->q, 0, 0));
-	len = secretbox_open(&app_totp_keys, db_value(&ctx->q, 0, 1), aad,
-	    seed, sizeof(seed));
-	if (len <= 0) {
-		kore_log(LOG_ERR, "error id=%s psu %lld: TOTP seed does not "
-		    "decrypt", respond_request_id(req), ctx->psu_id);
-		return (-1);
-	}
-	flow_step = otp_flow_step(ctx);
-	if (otp_is_step(seed, (size_t)len, code, flow_step)) {
-		OPENSSL_cleanse(seed, sizeof(seed));
-		return (flow_step);
-	}
-	ok = totp_verify(seed, (size_t)len, code, (int64_t)time(NULL), -1,
-	    &matched);
-	OPENSSL_cleanse(seed, sizeof(seed));
-	return (ok == 1 ? (long long)matched : -1);
+	return (otp_code_step(req, "psu", db_value(&ctx->q, 0, 0),
+	    db_value(&ctx->q, 0, 1), otp_flow_step(ctx)));
 }
 
 static enum oauth_next

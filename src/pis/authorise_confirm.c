@@ -26,9 +26,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include <openssl/crypto.h>
 #include <openssl/rand.h>
 
 #include <kore.h>
@@ -37,8 +35,6 @@
 #include "api/respond.h"
 #include "app/app.h"
 #include "common/crypto.h"
-#include "common/secretbox.h"
-#include "common/totp.h"
 #include "db/db.h"
 #include "oauth/login.h"
 #include "oauth/oauth.h"
@@ -88,26 +84,8 @@ confirm_free(struct http_request *req)
 static long long
 confirm_step(struct http_request *req, struct confirm_ctx *ctx)
 {
-	uint8_t	seed[64];
-	char	aad[128], code[7];
-	int64_t	matched;
-	int	len, ok;
-
-	if (otp_normalise(forms_arg(req, "otp"), code) == -1)
-		return (-1);
-	(void)snprintf(aad, sizeof(aad), "totp:psu:%s",
-	    db_value(&ctx->q, 0, 1));
-	len = secretbox_open(&app_totp_keys, db_value(&ctx->q, 0, 2), aad,
-	    seed, sizeof(seed));
-	if (len <= 0) {
-		kore_log(LOG_ERR, "psu %lld: TOTP seed does not decrypt",
-		    ctx->psu_id);
-		return (-1);
-	}
-	ok = totp_verify(seed, (size_t)len, code, (int64_t)time(NULL), -1,
-	    &matched);
-	OPENSSL_cleanse(seed, sizeof(seed));
-	return (ok == 1 ? (long long)matched : -1);
+	return (otp_code_step(req, "psu", db_value(&ctx->q, 0, 1),
+	    db_value(&ctx->q, 0, 2), -1));
 }
 
 static enum oauth_next

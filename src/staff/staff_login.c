@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <openssl/crypto.h>
 
@@ -20,8 +19,6 @@
 #include "api/respond.h"
 #include "app/app.h"
 #include "common/crypto.h"
-#include "common/secretbox.h"
-#include "common/totp.h"
 #include "db/db.h"
 #include "oauth/login.h"
 #include "oauth/oauth.h"
@@ -183,26 +180,10 @@ staff_factor_begin(struct http_request *req, struct staff_login_ctx *ctx)
 static long long
 staff_totp_match(struct http_request *req, struct staff_login_ctx *ctx)
 {
-	uint8_t		seed[64];
-	char		aad[192], code[7];
-	int64_t		matched;
-	int		len, ok;
-
-	if (db_rows(&ctx->q) != 1 ||
-	    otp_normalise(forms_arg(req, "otp"), code) == -1)
+	if (db_rows(&ctx->q) != 1)
 		return (-1);
-	snprintf(aad, sizeof(aad), "totp:staff:%s", db_value(&ctx->q, 0, 0));
-	len = secretbox_open(&app_totp_keys, db_value(&ctx->q, 0, 1), aad,
-	    seed, sizeof(seed));
-	if (len <= 0) {
-		kore_log(LOG_ERR, "staff %lld: TOTP seed does not decrypt",
-		    ctx->staff_id);
-		return (-1);
-	}
-	ok = totp_verify(seed, (size_t)len, code, (int64_t)time(NULL), -1,
-	    &matched);
-	OPENSSL_cleanse(seed, sizeof(seed));
-	return (ok == 1 ? (long long)matched : -1);
+	return (otp_code_step(req, "staff", db_value(&ctx->q, 0, 0),
+	    db_value(&ctx->q, 0, 1), -1));
 }
 
 /*
