@@ -107,11 +107,8 @@ else
 	bench_pss half1
 	bench_pss half2
 	# Stopped here, not only by bench.sh's trap: nothing of this section
-	# may outlive it.
-	# wait answers the killed process's status (143): under bench.sh's
-	# set -e that ended the whole bench here, skipping every later section.
-	for p in $one_hpid $two_hpid $half1_pid $half2_pid; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	# may outlive it. bench_stop also forgets them: a second kill of a
+	# process already gone fails (status 1), and under set -e that ended
+	# the whole bench after the press figure.
+	bench_stop $one_hpid $two_hpid $half1_pid $half2_pid
 fi

@@ -88,6 +88,7 @@ pis_confirm_run() {
 		( while :; do "$BIN/psd2ctl" -c conf/bench-gate.conf audit seal \
 		    >/dev/null 2>&1; sleep 2; done ) &
 		sealer=$!
+		BENCH_HELPERS="$BENCH_HELPERS $sealer"
 	fi
 	rows=$($PSQL -c "SELECT count(*) FROM audit_log")
 	if /usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
@@ -100,7 +101,7 @@ pis_confirm_run() {
 		bench_fail "pgbench: confirmations, audit $1 (see $OUT/pgbench-confirm.out)"
 		CONFIRM_RATE=0
 	fi
-	[ -n "$sealer" ] && { kill "$sealer"; wait "$sealer" 2>/dev/null || true; }
+	[ -z "$sealer" ] || bench_stop "$sealer"
 	printf '%-34s %6s conns %10.0f tx/s   (audit rows written: %s)\n' \
 	    "pgbench: confirmations, audit $1" 16 "$CONFIRM_RATE" \
 	    "$(( $($PSQL -c "SELECT count(*) FROM audit_log") - rows ))"
