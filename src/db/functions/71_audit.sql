@@ -6,22 +6,23 @@
 -- The canonical bytes of one row, version 1: a header line, then each
 -- field as <decimal byte length>:<bytes>LF in this order: seq, id, at
 -- (UTC, YYYY-MM-DDTHH:MM:SS.ffffffZ), actor, action, detail (jsonb text
--- output). psd2ctl audit verify computes the same in C. (One expression,
--- no unnest and aggregate: the sealer runs it once per row.)
+-- output). psd2ctl audit verify computes the same in C. One expression
+-- without FROM, so that PostgreSQL inlines it into the sealer's loop
+-- (the sealer runs it once per row).
 CREATE OR REPLACE FUNCTION audit_canonical(p_seq bigint, p_id bigint,
     p_at timestamptz, p_actor text, p_action text, p_detail jsonb)
 RETURNS bytea LANGUAGE sql STABLE AS $$
 	SELECT convert_to('psd2gate-audit-v1' || E'\n' ||
-	    octet_length(f.s) || ':' || f.s || E'\n' ||
-	    octet_length(f.i) || ':' || f.i || E'\n' ||
-	    octet_length(f.t) || ':' || f.t || E'\n' ||
+	    octet_length(p_seq::text) || ':' || p_seq::text || E'\n' ||
+	    octet_length(p_id::text) || ':' || p_id::text || E'\n' ||
+	    octet_length(to_char(p_at AT TIME ZONE 'UTC',
+		'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) || ':' ||
+	    to_char(p_at AT TIME ZONE 'UTC',
+		'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || E'\n' ||
 	    octet_length(p_actor) || ':' || p_actor || E'\n' ||
 	    octet_length(p_action) || ':' || p_action || E'\n' ||
-	    octet_length(f.d) || ':' || f.d || E'\n', 'UTF8')
-	FROM (SELECT p_seq::text AS s, p_id::text AS i,
-	    to_char(p_at AT TIME ZONE 'UTC',
-		'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t,
-	    p_detail::text AS d) f;
+	    octet_length(p_detail::text) || ':' || p_detail::text || E'\n',
+	    'UTF8');
 $$;
 
 -- audit_log and audit_chain are append-only, also for their owner:
