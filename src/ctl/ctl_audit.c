@@ -1,6 +1,7 @@
 /*
  * psd2ctl audit seal|verify|checkpoint|list: the hash-chained audit log
- * (migration 081, src/db/functions/71_audit.sql, README "Audit log").
+ * (migrations 081 and 100: rows in audit_log, their links in
+ * audit_chain; src/db/functions/71_audit.sql, README "Audit log").
  *
  * verify recomputes every hash here, in C, from the stored fields (not
  * with the database's own functions, which whoever changed the rows
@@ -89,8 +90,9 @@ audit_seal(PGconn *db, struct audit_head *head, int quiet)
 	head->seq = 0;
 	memset(head->hash, 0, sizeof(head->hash));
 	do {
+		/* Every unsealed row, however late it committed. */
 		res = ctl_exec(db, "SELECT sealed, head_seq, head_hash "
-		    "FROM audit_seal($1)", 1, params);
+		    "FROM audit_seal($1, NULL)", 1, params);
 		n = atoi(PQgetvalue(res, 0, 0));
 		total += n;
 		if (!PQgetisnull(res, 0, 1)) {
@@ -250,6 +252,13 @@ audit_check_row(PGresult *res, struct audit_walk *w)
 	w->rows++;
 	if (w->bad)
 		return;
+	if (PQgetisnull(res, 0, 2)) {
+		printf("audit: BAD row id %s (seq %lld): the row was deleted "
+		    "after sealing (its link is in the chain)\n", fields[1],
+		    seq);
+		w->bad = 1;
+		return;
+	}
 	if (seq != w->expect_seq) {
 		printf("audit: BAD row id %s (seq %lld): seq %lld expected; "
 		    "rows were deleted before it\n", fields[1], seq,
@@ -301,11 +310,12 @@ audit_verify(PGconn *db, const char *checkpoint)
 			return (1);
 		w.have_cp = 1;
 	}
-	if (!PQsendQuery(db, "SELECT seq::text, id::text, "
-	    "to_char(at AT TIME ZONE 'UTC', "
-	    "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), actor, action, "
-	    "detail::text, prev_hash, row_hash FROM audit_log "
-	    "WHERE seq IS NOT NULL ORDER BY audit_log.seq") ||
+	/* The links in chain order, each with its row (NULL if deleted). */
+	if (!PQsendQuery(db, "SELECT c.seq::text, c.id::text, "
+	    "to_char(a.at AT TIME ZONE 'UTC', "
+	    "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), a.actor, a.action, "
+	    "a.detail::text, c.prev_hash, c.row_hash FROM audit_chain c "
+	    "LEFT JOIN audit_log a ON a.id = c.id ORDER BY c.seq") ||
 	    !PQsetSingleRowMode(db)) {
 		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
 		return (1);
@@ -325,8 +335,9 @@ audit_verify(PGconn *db, const char *checkpoint)
 		    w.expect_seq - 1, w.cp.seq);
 		w.bad = 1;
 	}
-	res = ctl_exec(db, "SELECT count(*), min(id), max(id) FROM audit_log "
-	    "WHERE seq IS NULL", 0, NULL);
+	res = ctl_exec(db, "SELECT count(*), min(a.id), max(a.id) "
+	    "FROM audit_log a WHERE NOT EXISTS (SELECT 1 FROM audit_chain c "
+	    "WHERE c.id = a.id)", 0, NULL);
 	unsealed = atoll(PQgetvalue(res, 0, 0));
 	if (unsealed > 0)
 		printf("audit: %lld rows not yet sealed (ids %s to %s)\n",
@@ -358,12 +369,14 @@ audit_list(PGconn *db, int argc, char **argv)
 	}
 	if (i != argc)
 		return (2);
-	res = ctl_exec(db, "SELECT id, coalesce(seq::text, '-'), "
-	    "to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
-	    "actor, action, detail::text FROM audit_log "
-	    "WHERE ($1::text IS NULL OR actor = $1) "
-	    "AND ($2::text IS NULL OR action = $2) "
-	    "ORDER BY id DESC LIMIT $3::integer", 3, params);
+	res = ctl_exec(db, "SELECT a.id, coalesce(c.seq::text, '-'), "
+	    "to_char(a.at AT TIME ZONE 'UTC', "
+	    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+	    "a.actor, a.action, a.detail::text FROM audit_log a "
+	    "LEFT JOIN audit_chain c ON c.id = a.id "
+	    "WHERE ($1::text IS NULL OR a.actor = $1) "
+	    "AND ($2::text IS NULL OR a.action = $2) "
+	    "ORDER BY a.id DESC LIMIT $3::integer", 3, params);
 	for (i = 0; i < PQntuples(res); i++)
 		printf("%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(res, i, 0),
 		    PQgetvalue(res, i, 1), PQgetvalue(res, i, 2),

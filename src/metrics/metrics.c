@@ -81,6 +81,7 @@ metrics_init(void)
 		{ "login", "ok" }, { "login", "failed" },
 		{ "consent", "ok" }, { "consent", "denied" },
 		{ "payment", "ok" }, { "payment", "failed" },
+		{ "payment", "denied" },
 	};
 	void			*p;
 	size_t			 i;
@@ -93,7 +94,8 @@ metrics_init(void)
 
 	/*
 	 * Label sets shown at zero before their first observation (a rate()
-	 * needs the zero); payments will count under kind="payment".
+	 * needs the zero); payments count under kind="payment" (decide.c,
+	 * authorise_confirm.c).
 	 */
 	(void)metrics_counter(METRICS_DB_UNAVAILABLE, NULL, NULL, NULL, NULL);
 	(void)metrics_counter(METRICS_DB_ERRORS, NULL, NULL, NULL, NULL);
@@ -238,10 +240,17 @@ void
 metrics_count(enum metrics_family family, const char *n1, const char *v1,
     const char *n2, const char *v2)
 {
+	metrics_count_n(family, n1, v1, n2, v2, 1);
+}
+
+void
+metrics_count_n(enum metrics_family family, const char *n1, const char *v1,
+    const char *n2, const char *v2, uint64_t n)
+{
 	struct metrics_slot	*s;
 
 	if ((s = metrics_counter(family, n1, v1, n2, v2)) != NULL)
-		__atomic_add_fetch(&s->count, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->count, n, __ATOMIC_RELAXED);
 }
 
 void

@@ -30,6 +30,8 @@ void	metrics_http(const char *, const char *, int, uint64_t);
 void	metrics_observe_us(enum metrics_family, uint64_t);
 void	metrics_count(enum metrics_family, const char *, const char *,
 	    const char *, const char *);
+void	metrics_count_n(enum metrics_family, const char *, const char *,
+	    const char *, const char *, uint64_t);
 void	metrics_sca(const char *, const char *);
 void	metrics_token_grant(const char *, const char *);
 

@@ -36,6 +36,7 @@
 #include "app/app.h"
 #include "common/crypto.h"
 #include "db/db.h"
+#include "metrics/metrics.h"
 #include "oauth/login.h"
 #include "oauth/oauth.h"
 #include "pis/authorise.h"
@@ -226,6 +227,10 @@ confirm_outcome(struct http_request *req, struct confirm_ctx *ctx)
 {
 	const char	*outcome = db_value(&ctx->q, 0, 0);
 
+	/* Only outcomes of the code itself count as SCA outcomes. */
+	if (strcmp(outcome, "ok") == 0 || strcmp(outcome, "failed") == 0 ||
+	    strcmp(outcome, "locked") == 0)
+		metrics_sca("payment", outcome);
 	if (strcmp(outcome, "ok") == 0)
 		confirm_redirect(req, ctx, 1);
 	else if (strcmp(outcome, "locked") == 0)

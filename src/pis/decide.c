@@ -40,6 +40,7 @@
 #include "common/settings.h"
 #include "devframe.h"
 #include "devsig.h"
+#include "metrics/metrics.h"
 #include "pis/booking.h"
 #include "pis/pgconn.h"
 #include "pis/pis.h"
@@ -168,6 +169,20 @@ static const char sql_decide_batch[] =
     "FROM jsonb_to_recordset($1::jsonb) AS x(p uuid, c uuid, px text, "
     "cx text, r text, d text, n bigint)";
 
+/*
+ * The SCA outcome of one decision in psd2_sca_total{kind="payment"}:
+ * only what this decider set (not "decided" elsewhere, not "stale").
+ */
+static void
+decide_count(const char *status, const char *why)
+{
+	if (strcmp(status, "ACTC") == 0)
+		metrics_sca("payment", "ok");
+	else if (strcmp(status, "RJCT") == 0)
+		metrics_sca("payment", strcmp(why, "declined") == 0 ?
+		    "denied" : "failed");
+}
+
 static void
 decide_done(PGresult *res, void *arg)
 {
@@ -185,6 +200,7 @@ decide_done(PGresult *res, void *arg)
 		    PQgetvalue(res, row, 1);
 		if (strcmp(r, "stale") == 0)
 			D.again = 1;
+		decide_count(r, why);
 		if (strcmp(r, "RJCT") == 0)
 			kore_log(LOG_INFO, "pis: payment %s RJCT (%s)",
 			    PQgetvalue(res, row, 0), why);
@@ -282,9 +298,13 @@ decide_swept(PGresult *res, void *arg)
 		D.running = 0;
 		return;
 	}
-	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "0") != 0)
+	if (PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "0") != 0) {
 		kore_log(LOG_INFO, "pis: sweep ended %s payment(s)",
 		    PQgetvalue(res, 0, 0));
+		/* Deadlines, blocked devices, failed challenges: failed SCA. */
+		metrics_count_n(METRICS_SCA, "kind", "payment", "outcome",
+		    "failed", strtoull(PQgetvalue(res, 0, 0), NULL, 10));
+	}
 	snprintf(limit, sizeof(limit), "%d", DECIDE_BATCH);
 	p[0] = limit;
 	if (pgconn_query(sql_outcomes, 1, p, decide_outcomes, NULL) == -1)

@@ -1,5 +1,8 @@
 # Sourced by tests/bench/bench.sh after the signed account-list runs (s1
-# holds one instance's capacity there): the same signed account list at a
+# holds one instance's capacity there), on a database without the open
+# payments of the initiation section (their deadlines passing, thousands
+# of rejections by the sweeps, fell on whichever setup ran last): the
+# same signed account list at a
 # fixed rate of half that capacity (issue 11), median of 3 runs each, for
 # one instance alone, one behind HAProxy, and two behind HAProxy (target:
 # no more than 10% worse than one behind HAProxy, in p50 and p99), and
@@ -45,35 +48,38 @@ cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 
-# bench_paced NAME URL [HAPROXY-PID]: 3 runs at RATE; prints the median
-# p50 and p99 (and HAProxy's CPU per request); sets P50 and P99.
-bench_paced() {
-	name=$1 url=$2 hp=${3:-}
-	p50s="" p99s="" cpu_us=""
-	for run in 1 2 3; do
-		bench_pool signed list $(( RATE * SECS * 12 / 10 + 1000 ))
-		[ -n "$hp" ] && t0=$(cpu_ticks "$hp")
-		POOL=$OUT/pool RATE=$RATE wrk -t"$WRK_THREADS" -c"$PACED_CONNS" \
-		    -d"${SECS}s" --timeout 10s -s tests/bench/paced.lua "$url" \
-		    > "$OUT/wrk.out" 2>&1
-		bench_fresh "$name"
-		set -- $(grep '^PACED' "$OUT/wrk.out" || echo "PACED 0 0 0 0 0")
-		if [ "$2" = 0 ] || [ "$5" != 0 ] || [ "$6" != 0 ]; then
-			sed -n '/^first non-2xx/p' "$OUT/wrk.out" >&2
-			bench_fail "$name run $run: $2 ok req/s, $5 non-2xx, $6 socket errors"
-		fi
-		p50s="$p50s $3" p99s="$p99s $4"
-		if [ -n "$hp" ]; then
-			ticks=$(( $(cpu_ticks "$hp") - t0 ))
-			cpu_us="$cpu_us $(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" \
-			    -v n="$(( $2 * SECS ))" 'BEGIN { printf "%.0f", n ? t / hz * 1e6 / n : 0 }')"
-		fi
-	done
+# paced_run KEY NAME URL [HAPROXY-PID]: one run at RATE; appends its p50,
+# p99 (and HAProxy's CPU per request) to KEY_p50s, KEY_p99s, KEY_cpu.
+paced_run() {
+	key=$1 name=$2 url=$3 hp=${4:-}
+	bench_pool signed list $(( RATE * SECS * 12 / 10 + 1000 ))
+	[ -n "$hp" ] && t0=$(cpu_ticks "$hp")
+	POOL=$OUT/pool RATE=$RATE wrk -t"$WRK_THREADS" -c"$PACED_CONNS" \
+	    -d"${SECS}s" --timeout 10s -s tests/bench/paced.lua "$url" \
+	    > "$OUT/wrk.out" 2>&1
+	bench_fresh "$name"
+	set -- $(grep '^PACED' "$OUT/wrk.out" || echo "PACED 0 0 0 0 0")
+	if [ "$2" = 0 ] || [ "$5" != 0 ] || [ "$6" != 0 ]; then
+		sed -n '/^first non-2xx/p' "$OUT/wrk.out" >&2
+		bench_fail "$name: $2 ok req/s, $5 non-2xx, $6 socket errors"
+	fi
+	eval "${key}_p50s=\"\$${key}_p50s $3\" ${key}_p99s=\"\$${key}_p99s $4\""
+	if [ -n "$hp" ]; then
+		ticks=$(( $(cpu_ticks "$hp") - t0 ))
+		eval "${key}_cpu=\"\$${key}_cpu $(awk -v t="$ticks" \
+		    -v hz="$(getconf CLK_TCK)" -v n="$(( $2 * SECS ))" \
+		    'BEGIN { printf "%.0f", n ? t / hz * 1e6 / n : 0 }')\""
+	fi
+}
+
+# paced_report KEY NAME: the medians of KEY's 3 runs; sets P50 and P99.
+paced_report() {
+	eval "p50s=\$${1}_p50s p99s=\$${1}_p99s cpu_us=\${${1}_cpu:-}"
 	P50=$(echo $p50s | tr ' ' '\n' | sort -n | sed -n 2p)
 	P99=$(echo $p99s | tr ' ' '\n' | sort -n | sed -n 2p)
-	line=$(printf '%-34s %6s req/s  p50 %7s ms  p99 %7s ms' "$name" \
+	line=$(printf '%-34s %6s req/s  p50 %7s ms  p99 %7s ms' "$2" \
 	    "$RATE" "$P50" "$P99")
-	if [ -n "$hp" ]; then
+	if [ -n "$cpu_us" ]; then
 		line="$line  HAProxy CPU $(echo $cpu_us | tr ' ' '\n' | sort -n | sed -n 2p) us/req"
 	fi
 	echo "$line   (median of 3; runs p50:$p50s, p99:$p99s)"
@@ -92,11 +98,19 @@ else
 	bench_haproxy one "$hp1_port" "$gate_port"
 	hp2_port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
 	bench_haproxy two "$hp2_port" "${half1_base##*:}" "${half2_base##*:}"
-	bench_paced "one instance alone" "$gate_base"
-	bench_paced "one behind HAProxy" "http://127.0.0.1:$hp1_port" "$one_hpid"
+	# The three setups take turns, run by run: background load that
+	# drifts (this machine's cores are shared) then falls on all three
+	# alike, not on whichever was measured last.
+	alone_p50s= alone_p99s= one_p50s= one_p99s= one_cpu= two_p50s= two_p99s= two_cpu=
+	for _ in 1 2 3; do
+		paced_run alone "one instance alone" "$gate_base"
+		paced_run one "one behind HAProxy" "http://127.0.0.1:$hp1_port" "$one_hpid"
+		paced_run two "two behind HAProxy" "http://127.0.0.1:$hp2_port" "$two_hpid"
+	done
+	paced_report alone "one instance alone"
+	paced_report one "one behind HAProxy"
 	one50=$P50 one99=$P99
-	bench_paced "two (1 worker each) behind HAProxy" \
-	    "http://127.0.0.1:$hp2_port" "$two_hpid"
+	paced_report two "two (1 worker each) behind HAProxy"
 	if awk -v a="$P50" -v b="$one50" -v c="$P99" -v d="$one99" \
 	    'BEGIN { exit !(a <= 1.1 * b && c <= 1.1 * d) }'; then
 		echo "two instances vs one, both behind HAProxy: within 10%: ok"
@@ -107,11 +121,8 @@ else
 	bench_pss half1
 	bench_pss half2
 	# Stopped here, not only by bench.sh's trap: nothing of this section
-	# may outlive it.
-	# wait answers the killed process's status (143): under bench.sh's
-	# set -e that ended the whole bench here, skipping every later section.
-	for p in $one_hpid $two_hpid $half1_pid $half2_pid; do
-		kill "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
+	# may outlive it. bench_stop also forgets them: a second kill of a
+	# process already gone fails (status 1), and under set -e that ended
+	# the whole bench after the press figure.
+	bench_stop $one_hpid $two_hpid $half1_pid $half2_pid
 fi

@@ -4,6 +4,45 @@
 PSQL="psql -X -qAt -h 127.0.0.1 -p $PGPORT -U psd2gate -d psd2gate"
 BENCH_FAILED=
 
+# Everything a bench started that must not outlive it: psd2gate parents
+# (each stops its workers on TERM), HAProxies, helper loops (the sealer
+# loop of tests/bench/pis.sh). bench.sh's traps call bench_cleanup however
+# the run ends; a section that stops its own calls bench_stop.
+BENCH_GATES=
+BENCH_PROXIES=
+BENCH_HELPERS=
+
+# bench_stop PID...: stops each (TERM, then waits for it) and forgets it.
+# Never fails: under set -e a kill of a process that is already gone
+# (status 1) or a wait answering 143 would end the whole bench.
+bench_stop() {
+	for p in "$@"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+		BENCH_GATES=$(bench_without "$p" $BENCH_GATES)
+		BENCH_PROXIES=$(bench_without "$p" $BENCH_PROXIES)
+		BENCH_HELPERS=$(bench_without "$p" $BENCH_HELPERS)
+	done
+}
+
+# bench_without PID LIST...: LIST without PID.
+bench_without() {
+	drop=$1
+	shift
+	for q in "$@"; do
+		[ "$q" = "$drop" ] || printf '%s ' "$q"
+	done
+}
+
+# bench_cleanup: stops whatever is still running (helpers first, then the
+# proxies, then the instances) and removes the bench's configurations.
+bench_cleanup() {
+	trap '' TERM INT
+	bench_stop $BENCH_HELPERS $BENCH_PROXIES $BENCH_GATES
+	rm -f conf/bench-gate.conf conf/bench-half1.conf \
+	    conf/bench-half2.conf conf/bench-plain.conf
+}
+
 # bench_fail WHAT: notes a failed measurement; bench.sh exits 1 at the end.
 bench_fail() {
 	echo "FAILED: $1" >&2

@@ -187,3 +187,68 @@ def test_device_challenges_from_database(inst, dbinfo):
     assert got == want
     assert got[("done", "approved")] >= 2
     assert value(s, "psd2_device_challenges_read") == 1
+
+
+def test_payment_sca_outcomes_counted(inst, signer):
+    """A payment confirmed by redirect SCA with TOTP (no authenticator)
+    and a wrong code before it: psd2_sca_total{kind="payment"} rises by
+    one ok and one failed, and the exposition still passes promtool."""
+    import json
+    import re as re_
+
+    from psd2lib import PsuBrowser
+    psu = make_psu(1)
+    iban = psu.accounts[0][0]
+    client = make_client(redirect_uris=("https://tpp.example/ok",))
+    code, _, _, _ = run_code_flow(client, psu, "PAYMENT_INITIATION",
+                                  accounts=[iban], base=inst.url)
+    r = exchange_code(client, code, base=inst.url)
+    assert r.status_code == 200, r.text
+    tok = r.json()["access_token"]
+    body = json.dumps({
+        "instructedAmount": {"currency": "EUR", "amount": "1.23"},
+        "debtorAccount": {"iban": iban},
+        "creditorAccount": {"iban": "DE89370400440532013000"},
+        "creditorName": "Max Mustermann"}).encode()
+    r = signer.for_token(tok).request(
+        "POST", inst.url + "/auth/v1/psd2/payments/sepa-credit-transfers",
+        body=body, headers={"Content-Type": "application/json",
+                            "Authorization": "Bearer " + tok,
+                            "PSU-IP-Address": "192.0.2.10",
+                            "TPP-Redirect-URI": "https://tpp.example/ok"},
+        timeout=30, allow_redirects=False)
+    assert r.status_code == 201, r.text
+    href = r.json()["_links"]["scaRedirect"]["href"]
+    href = href[href.index("/auth/"):]
+
+    before = samples(inst.scrape())
+    b = PsuBrowser(base=inst.url)
+    b.get(inst.url + href)
+    b.submit_login(psu.username, psu.password)
+    r = b.submit_otp(psu.totp())
+    page = b.get(inst.url + href)
+    assert 'id="authorise-form"' in page.text, page.text[:2000]
+    csrf = re_.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+    good = psu.totp()
+    wrong = "%06d" % ((int(good) + 500000) % 1000000)
+    r = b.s.post(inst.url + href, data={"csrf": csrf, "otp": wrong,
+                                       "lang": "en"},
+                 allow_redirects=False, timeout=10)
+    assert r.status_code == 401, r.text[:500]
+    r = b.s.post(inst.url + href, data={"csrf": csrf, "otp": good,
+                                       "lang": "en"},
+                 allow_redirects=False, timeout=10)
+    assert r.status_code == 303, r.text[:500]
+    assert r.headers["Location"] == "https://tpp.example/ok"
+
+    text = inst.scrape()
+    promtool_check(text)
+    after = samples(text)
+
+    def delta(outcome):
+        return value(after, "psd2_sca_total", kind="payment",
+                     outcome=outcome) - value(before, "psd2_sca_total",
+                                              kind="payment",
+                                              outcome=outcome)
+    assert delta("ok") == 1
+    assert delta("failed") == 1

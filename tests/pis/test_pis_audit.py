@@ -16,7 +16,8 @@ def start(api, payer):
 
 
 def sca_rows(db, pid):
-    return sql(db, """SELECT actor, detail, seq IS NOT NULL FROM audit_log
+    return sql(db, """SELECT actor, detail, EXISTS (SELECT 1 FROM
+        audit_chain c WHERE c.id = a.id) FROM audit_log a
         WHERE action = 'payment.sca' AND detail->>'payment' = %s
         ORDER BY id""", pid)
 

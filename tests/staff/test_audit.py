@@ -2,7 +2,8 @@
 sealed by the service's timer and by psd2ctl, verified in C by psd2ctl
 audit verify, which names the first bad row after a superuser edits,
 deletes or recomputes rows; the signed checkpoint catches a deleted tail
-and a recomputed chain; the table refuses UPDATE, DELETE and TRUNCATE."""
+and a recomputed chain; audit_log and audit_chain (the links, migration
+100) refuse UPDATE, DELETE and TRUNCATE."""
 
 import os
 import re
@@ -16,7 +17,8 @@ import psd2lib
 from psd2lib import psd2ctl
 from staff_lib import http_login, make_staff
 
-COLS = "id, at, actor, action, detail, seq, prev_hash, row_hash, sealed_at"
+COLS = "id, at, actor, action, detail"
+LINK_COLS = "seq, id, prev_hash, row_hash, sealed_at"
 
 
 def superuser():
@@ -35,13 +37,21 @@ def verify(*args):
 
 
 def snapshot(cur, where, params=()):
-    cur.execute("SELECT %s FROM audit_log WHERE %s ORDER BY id" % (COLS,
-                where), params)
-    return cur.fetchall()
+    """The rows (WHERE on audit_log a, audit_chain c) and their links."""
+    cur.execute("SELECT %s FROM audit_log a LEFT JOIN audit_chain c "
+                "ON c.id = a.id WHERE %s ORDER BY a.id" % (
+                    ", ".join("a." + c for c in COLS.split(", ")), where),
+                params)
+    rows = cur.fetchall()
+    cur.execute("SELECT %s FROM audit_chain c WHERE c.id = ANY(%%s) "
+                "ORDER BY c.seq" % LINK_COLS, ([r[0] for r in rows],))
+    return rows, cur.fetchall()
 
 
-def restore(cur, rows):
-    """Puts rows back exactly as they were (triggers off, superuser)."""
+def restore(cur, snap):
+    """Puts rows and links back exactly as they were (triggers off,
+    superuser)."""
+    rows, links = snap
     cur.execute("SET session_replication_role = replica")
     for r in rows:
         r = list(r)
@@ -49,6 +59,10 @@ def restore(cur, rows):
         cur.execute("DELETE FROM audit_log WHERE id = %s", (r[0],))
         cur.execute("INSERT INTO audit_log (%s) VALUES (%s)" % (
             COLS, ", ".join(["%s"] * len(r))), r)
+    for ln in links:
+        cur.execute("DELETE FROM audit_chain WHERE seq = %s", (ln[0],))
+        cur.execute("INSERT INTO audit_chain (%s) VALUES (%s)" % (
+            LINK_COLS, ", ".join(["%s"] * len(ln))), ln)
     cur.execute("SET session_replication_role = origin")
 
 
@@ -81,8 +95,10 @@ def test_logins_are_rows_and_the_service_seals_them(staff_server, db):
     cur = db.cursor()
     deadline = time.time() + 15
     while True:
-        cur.execute("SELECT seq, encode(row_hash, 'hex') FROM audit_log "
-                    "WHERE actor = %s AND action = 'staff.login'",
+        cur.execute("SELECT c.seq, encode(c.row_hash, 'hex') "
+                    "FROM audit_log a LEFT JOIN audit_chain c "
+                    "ON c.id = a.id WHERE a.actor = %s "
+                    "AND a.action = 'staff.login'",
                     ("staff:" + member.username,))
         row = cur.fetchone()
         if row[0] is not None or time.time() > deadline:
@@ -133,14 +149,19 @@ def test_owner_cannot_update_delete_or_truncate(db, three_rows):
     with pytest.raises(psycopg2.Error) as e:
         cur.execute("TRUNCATE audit_log")
     assert "append-only" in str(e.value)
-    with pytest.raises(psycopg2.Error):
-        cur.execute("INSERT INTO audit_log (actor, action, seq, prev_hash, "
-                    "row_hash, sealed_at) VALUES ('x', 'y', 999999999, "
-                    "sha256(''), sha256(''), now())")
+    # The links too: a row's seal is never rewritten.
+    for sql in ("UPDATE audit_chain SET row_hash = sha256('') "
+                "WHERE id = %s", "DELETE FROM audit_chain WHERE id = %s"):
+        with pytest.raises(psycopg2.Error) as e:
+            cur.execute(sql, (three_rows[0],))
+        assert "audit_chain is append-only" in str(e.value)
+    with pytest.raises(psycopg2.Error) as e:
+        cur.execute("TRUNCATE audit_chain")
+    assert "append-only" in str(e.value)
 
 
 def test_edited_row_is_named(su, three_rows):
-    before = snapshot(su, "id = %s", (three_rows[1],))
+    before = snapshot(su, "a.id = %s", (three_rows[1],))
     su.execute("SET session_replication_role = replica")
     su.execute("UPDATE audit_log SET detail = '{\"n\": 99}' WHERE id = %s",
                (three_rows[1],))
@@ -156,14 +177,31 @@ def test_edited_row_is_named(su, three_rows):
 
 
 def test_deleted_row_is_named(su, three_rows):
-    before = snapshot(su, "id = %s", (three_rows[1],))
+    before = snapshot(su, "a.id = %s", (three_rows[1],))
     su.execute("SET session_replication_role = replica")
     su.execute("DELETE FROM audit_log WHERE id = %s", (three_rows[1],))
     su.execute("SET session_replication_role = origin")
     try:
         p = verify()
         assert p.returncode == 1
-        # the row after the gap is the first that does not fit
+        # its link is still in the chain and names it
+        assert "BAD row id %d " % three_rows[1] in p.stdout, p.stdout
+        assert "deleted" in p.stdout
+    finally:
+        restore(su, before)
+    assert verify().returncode == 0
+
+
+def test_deleted_row_and_link_are_named(su, three_rows):
+    before = snapshot(su, "a.id = %s", (three_rows[1],))
+    su.execute("SET session_replication_role = replica")
+    su.execute("DELETE FROM audit_log WHERE id = %s", (three_rows[1],))
+    su.execute("DELETE FROM audit_chain WHERE id = %s", (three_rows[1],))
+    su.execute("SET session_replication_role = origin")
+    try:
+        p = verify()
+        assert p.returncode == 1
+        # the row after the gap in seq is the first that does not fit
         assert "BAD row id %d " % three_rows[2] in p.stdout, p.stdout
         assert "deleted" in p.stdout
     finally:
@@ -178,11 +216,13 @@ def test_checkpoint_catches_deleted_tail_and_recomputed_chain(
     assert "audit checkpoint: seq" in out
     p = verify("--checkpoint", cp)
     assert p.returncode == 0 and "checkpoint matches" in p.stdout, p.stdout
-    su.execute("SELECT max(seq) FROM audit_log")
+    su.execute("SELECT max(seq) FROM audit_chain")
     head = su.fetchone()[0]
-    tail = snapshot(su, "seq >= %s", (head - 1,))
+    tail = snapshot(su, "c.seq >= %s", (head - 1,))
     su.execute("SET session_replication_role = replica")
-    su.execute("DELETE FROM audit_log WHERE seq >= %s", (head - 1,))
+    su.execute("DELETE FROM audit_log WHERE id IN (SELECT id FROM "
+               "audit_chain WHERE seq >= %s)", (head - 1,))
+    su.execute("DELETE FROM audit_chain WHERE seq >= %s", (head - 1,))
     su.execute("SET session_replication_role = origin")
     try:
         assert verify().returncode == 0     # the chain alone looks fine
@@ -192,22 +232,24 @@ def test_checkpoint_catches_deleted_tail_and_recomputed_chain(
     finally:
         restore(su, tail)
     # a superuser edits a row and recomputes every hash after it
-    rows = snapshot(su, "seq >= %s", (head - 2,))
+    rows = snapshot(su, "c.seq >= %s", (head - 2,))
     su.execute("SET session_replication_role = replica")
-    su.execute("UPDATE audit_log SET detail = '{\"n\": 42}' WHERE seq = %s",
-               (head - 2,))
+    su.execute("UPDATE audit_log SET detail = '{\"n\": 42}' WHERE id = "
+               "(SELECT id FROM audit_chain WHERE seq = %s)", (head - 2,))
     su.execute("""
         DO $$
         DECLARE r record; prev bytea; h bytea;
         BEGIN
-            FOR r IN SELECT * FROM audit_log WHERE seq >= %s ORDER BY seq
+            FOR r IN SELECT c.seq, a.* FROM audit_chain c
+                JOIN audit_log a ON a.id = c.id
+                WHERE c.seq >= %s ORDER BY c.seq
             LOOP
-                SELECT row_hash INTO prev FROM audit_log
+                SELECT row_hash INTO prev FROM audit_chain
                 WHERE seq = r.seq - 1;
                 h := sha256(prev || audit_canonical(r.seq, r.id, r.at,
                     r.actor, r.action, r.detail));
-                UPDATE audit_log SET prev_hash = prev, row_hash = h
-                WHERE id = r.id;
+                UPDATE audit_chain SET prev_hash = prev, row_hash = h
+                WHERE seq = r.seq;
             END LOOP;
         END $$""" % int(head - 2))
     su.execute("SET session_replication_role = origin")
@@ -216,7 +258,7 @@ def test_checkpoint_catches_deleted_tail_and_recomputed_chain(
         p = verify("--checkpoint", cp)
         assert p.returncode == 1
         assert "recomputed" in p.stdout, p.stdout
-        su.execute("SELECT id FROM audit_log WHERE seq = %s", (head,))
+        su.execute("SELECT id FROM audit_chain WHERE seq = %s", (head,))
         assert "BAD row id %d " % su.fetchone()[0] in p.stdout
     finally:
         restore(su, rows)
@@ -241,8 +283,8 @@ def test_unsealed_rows_are_reported(su):
     rid = su.fetchone()[0]
     # the service seals every 2 s: catch the row before, or skip the check
     p = verify()
-    su.execute("SELECT seq FROM audit_log WHERE id = %s", (rid,))
-    if su.fetchone()[0] is None:
+    su.execute("SELECT seq FROM audit_chain WHERE id = %s", (rid,))
+    if su.fetchone() is None:
         assert "not yet sealed" in p.stdout
     seal()
     p = verify()

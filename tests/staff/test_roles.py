@@ -59,8 +59,12 @@ def test_service_role_appends_to_the_audit_log_only():
         # sealing goes through audit_seal (SECURITY DEFINER)
         cur.execute("SELECT sealed >= 0 FROM audit_seal(1000)")
         assert cur.fetchone()[0] is True
-        cur.execute("SELECT seq FROM audit_log WHERE id = %s", (rid,))
-        assert cur.fetchone()[0] is not None
+        cur.execute("SELECT seq FROM audit_chain WHERE id = %s", (rid,))
+        assert cur.fetchone() is not None
+        # the links: read, never written, by the service's role
+        refused(cur, "INSERT INTO audit_chain (seq, id, prev_hash, "
+                "row_hash) VALUES (999999999, %s, sha256(''), sha256(''))",
+                (rid,))
 
 
 def test_daemon_role_writes_only_its_columns(db):

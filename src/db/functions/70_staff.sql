@@ -361,12 +361,13 @@ CREATE OR REPLACE FUNCTION staff_audit_json(p_actor text, p_action text,
     p_before bigint, p_limit integer)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
 	WITH r AS (
-		SELECT id, seq, at, actor, action, detail FROM audit_log
-		WHERE (coalesce(p_actor, '') = '' OR actor = p_actor)
+		SELECT a.id, c.seq, a.at, a.actor, a.action, a.detail
+		FROM audit_log a LEFT JOIN audit_chain c ON c.id = a.id
+		WHERE (coalesce(p_actor, '') = '' OR a.actor = p_actor)
 		    AND (coalesce(p_action, '') = '' OR
-			starts_with(action, p_action))
-		    AND (p_before IS NULL OR id < p_before)
-		ORDER BY id DESC LIMIT p_limit + 1
+			starts_with(a.action, p_action))
+		    AND (p_before IS NULL OR a.id < p_before)
+		ORDER BY a.id DESC LIMIT p_limit + 1
 	)
 	SELECT jsonb_build_object(
 	    'rows', coalesce((SELECT jsonb_agg(jsonb_build_object('id', id,
