@@ -156,8 +156,12 @@ def database_drop():
 def host_folders(user):
     shutil.rmtree(FOLDER, ignore_errors=True)
     etc, root = os.path.join(FOLDER, "etc"), os.path.join(FOLDER, "root")
-    for d in ("keys/tls", "tls", "trust"):
+    for d in ("keys/tls", "tls", "trust", "device"):
         os.makedirs(os.path.join(etc, d))
+    # The manufacturer CA the staff pages verify attestations with.
+    shutil.copy(os.path.join(psd2lib.TOP, "device", "testkeys",
+                             "manufacturer-test-ca.pem"),
+                os.path.join(etc, "device", "manufacturer-ca.pem"))
     for d in ("trust", "crl", "tls"):
         os.makedirs(os.path.join(root, d))
     os.chmod(os.path.join(etc, "keys"), 0o711)
