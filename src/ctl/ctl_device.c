@@ -31,7 +31,11 @@ ctl_dev_failed(PGconn *db, PGresult *res)
 	return (1);
 }
 
-/* 1 if a configured manufacturer CA key signed the recorded attestation. */
+/*
+ * 1 if a configured manufacturer CA key signed the recorded attestation,
+ * 0 if none did (or the record is unreadable), -1 if the CA keys cannot
+ * be read (nothing was checked).
+ */
 static int
 ctl_dev_attest_ok(PGresult *res, const char *serial, char *fpr)
 {
@@ -44,12 +48,12 @@ ctl_dev_attest_ok(PGresult *res, const char *serial, char *fpr)
 	    sizeof(path)) != 0 || path[0] == '\0') {
 		fprintf(stderr, "psd2ctl device: psd2_device_manufacturer_ca "
 		    "is not configured\n");
-		return (0);
+		return (-1);
 	}
 	if (devsig_load_cas(path, cas, DEVSIG_CA_MAX, &n) == -1) {
 		fprintf(stderr, "psd2ctl device: cannot read the CA keys of "
 		    "%s\n", path);
-		return (0);
+		return (-1);
 	}
 	r = devenrol_check(cas, n, serial, PQgetvalue(res, 0, 0),
 	    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2), fpr);
@@ -90,6 +94,21 @@ ctl_dev_list(PGconn *db)
 	return (0);
 }
 
+/* The refused attempt's audit row, as the staff pages write it. */
+static void
+ctl_dev_enrol_refused(PGconn *db, const char *serial, const char *fpr)
+{
+	char		 actor[128];
+	const char	*p[3] = { actor, serial, fpr[0] ? fpr : NULL };
+	PGresult	*res;
+
+	ctl_actor(actor, sizeof(actor));
+	res = PQexecParams(db, "SELECT device_enrol_refused($1, $2, $3)", 3,
+	    NULL, p, NULL, NULL, 0);
+	if (!ctl_dev_failed(db, res))
+		PQclear(res);
+}
+
 static int
 ctl_dev_enrol(PGconn *db, const char *serial)
 {
@@ -97,6 +116,7 @@ ctl_dev_enrol(PGconn *db, const char *serial)
 	const char	*p[4] = { actor, serial, key, fpr };
 	const char	*status, *r;
 	PGresult	*res;
+	int		 ok;
 
 	res = PQexecParams(db, "SELECT model, public_key, attestation, "
 	    "attestation_ok, status FROM device WHERE serial = $1", 1, NULL,
@@ -123,12 +143,18 @@ ctl_dev_enrol(PGconn *db, const char *serial)
 		PQclear(res);
 		return (1);
 	}
-	if (strcmp(PQgetvalue(res, 0, 3), "t") != 0 ||
-	    !ctl_dev_attest_ok(res, serial, fpr)) {
+	if ((ok = ctl_dev_attest_ok(res, serial, fpr)) == -1) {
+		PQclear(res);
+		return (1);
+	}
+	if (ok == 0 || strcmp(PQgetvalue(res, 0, 3), "t") != 0) {
 		fprintf(stderr, "psd2ctl device: %s: attestation does not "
 		    "verify against the manufacturer CA keys; refused\n",
 		    serial);
+		if (devenrol_fingerprint(PQgetvalue(res, 0, 1), fpr) == -1)
+			fpr[0] = '\0';
 		PQclear(res);
+		ctl_dev_enrol_refused(db, serial, fpr);
 		return (1);
 	}
 	snprintf(key, sizeof(key), "%s", PQgetvalue(res, 0, 1));

@@ -35,7 +35,8 @@ static const char *const staff_device_actions[] = {
 
 static const char *const staff_device_results[] = {
 	"ok", "no_device", "no_psu", "bad_status", "psu_has_device",
-	"pending_exists", "no_request", "same_person", "key_changed", NULL
+	"pending_exists", "no_request", "same_person", "key_changed",
+	"attestation_invalid", NULL
 };
 
 static const char *

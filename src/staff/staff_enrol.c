@@ -78,14 +78,19 @@ staff_enrol_then(struct http_request *req, struct staff_page *p)
 	r = devenrol_check(staff_enrol_cas, staff_enrol_ncas, serial,
 	    db_value(&p->q, 0, 0), db_value(&p->q, 0, 1),
 	    db_value(&p->q, 0, 2), fpr);
+	staff_page_actor(p, actor, sizeof(actor));
 	if (r != DEVENROL_OK || !db_bool(&p->q, 0, 3)) {
 		kore_log(LOG_NOTICE, "staff %s: enrolment of %s refused: "
 		    "attestation does not verify", p->who.username, serial);
-		staff_enrol_refuse(req, p, 409, "staff_enrol_invalid");
-		return (-1);
+		/* Refused, and recorded: the answer is the function's. */
+		db_query_begin(&p->q, req,
+		    "SELECT device_enrol_refused($1, $2, $3)");
+		db_param(&p->q, actor);
+		db_param(&p->q, serial);
+		db_param(&p->q, r != DEVENROL_UNREADABLE ? fpr : NULL);
+		return (0);
 	}
 	snprintf(key, sizeof(key), "%s", db_value(&p->q, 0, 1));
-	staff_page_actor(p, actor, sizeof(actor));
 	db_query_begin(&p->q, req, "SELECT device_enrol($1, $2, $3, $4)");
 	db_param(&p->q, actor);
 	db_param(&p->q, serial);

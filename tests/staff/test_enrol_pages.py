@@ -166,13 +166,41 @@ def test_forged_attestation_is_refused_and_changes_nothing(db):
     assert r.status_code == 200, r.text
     r = form_post(sess, Page(r.text), "confirm-form", {})
     assert r.status_code == 409, r.text
-    assert 'id="staff_enrol_invalid"' in r.text
+    assert 'id="staff_result_attestation_invalid"' in r.text
     assert "does not verify" in r.text
     cur = db.cursor()
     cur.execute("SELECT status, enrolled_at FROM device WHERE serial = %s",
                 (serial,))
     assert cur.fetchone() == ("not_enrolled", None)
     assert enrol_rows(db, since, serial) == []
+    # The attempt itself is on the record, with who made it.
+    refused = refused_rows(db, since, serial)
+    assert len(refused) == 1, refused
+    assert refused[0][0].startswith("staff:"), refused
+    assert refused[0][1]["reason"] == "attestation does not verify"
+
+
+def refused_rows(db, since, serial):
+    cur = db.cursor()
+    cur.execute("SELECT actor, detail FROM audit_log WHERE id > %s AND "
+                "action = 'device.enrol.refused' AND detail->>'serial' = %s "
+                "ORDER BY id", (since, serial))
+    return cur.fetchall()
+
+
+def test_psd2ctl_refuses_a_forged_attestation_with_an_audit_row(db):
+    serial = forged_device(db)
+    since = audit_max_id(db)
+    p = psd2lib.psd2ctl("device", "enrol", serial, check=False)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "attestation does not verify" in p.stderr
+    cur = db.cursor()
+    cur.execute("SELECT status FROM device WHERE serial = %s", (serial,))
+    assert cur.fetchone() == ("not_enrolled",)
+    assert enrol_rows(db, since, serial) == []
+    refused = refused_rows(db, since, serial)
+    assert len(refused) == 1 and refused[0][0].startswith("operator:"), \
+        refused
 
 
 def test_enrol_of_an_active_device_is_refused(db):

@@ -159,3 +159,24 @@ BEGIN
 	RETURN 'ok';
 END;
 $$;
+
+-- An enrolment refused because the attestation does not verify (by the
+-- staff pages or psd2ctl): nothing changes on the device, but the attempt
+-- is a row (device.enrol.refused, the actor named), since handing out a
+-- device of unknown origin is what enrolment guards against. result:
+-- attestation_invalid, or no_device.
+CREATE OR REPLACE FUNCTION device_enrol_refused(p_actor text,
+    p_serial text, p_fingerprint text)
+RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM 1 FROM device WHERE serial = p_serial;
+	IF NOT FOUND THEN
+		RETURN 'no_device';
+	END IF;
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, 'device.enrol.refused', jsonb_strip_nulls(
+	    jsonb_build_object('serial', p_serial, 'fingerprint',
+		p_fingerprint, 'reason', 'attestation does not verify')));
+	RETURN 'attestation_invalid';
+END;
+$$;
