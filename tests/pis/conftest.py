@@ -15,6 +15,7 @@ psd2-deviced runs under a small supervisor inside the testbed, so that a
 test can kill it (SIGKILL, as a crash) and let it start again.
 """
 
+import contextlib
 import hashlib
 import json
 import os
@@ -106,6 +107,30 @@ def sql1(db, query, *args):
     rows = sql(db, query, *args)
     assert rows is not None and len(rows) == 1, (query, rows)
     return rows[0][0] if len(rows[0]) == 1 else rows[0]
+
+
+@contextlib.contextmanager
+def changed_at_sca(db, pid, table, change):
+    """Within: the row of payment pid in table (payment or
+    payment_authorisation) is changed by `change` (a PL/pgSQL assignment
+    to NEW) in the very UPDATE that records its SCA (ACTC; finalised), as
+    a tampering writer would between SCA and booking. Deterministic: the
+    booking, however soon it runs, only ever sees the changed row."""
+    name = "test_tamper_%s" % pid.replace("-", "")
+    key = "payment_id" if table == "payment_authorisation" else "id"
+    status = "sca_status = 'finalised'" if key == "payment_id" else \
+        "transaction_status = 'ACTC'"
+    sql(db, """CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN %s; RETURN NEW; END $$""" % (name, change))
+    sql(db, """CREATE TRIGGER %s BEFORE UPDATE ON %s FOR EACH ROW
+        WHEN (NEW.%s = '%s' AND NEW.%s AND NOT OLD.%s)
+        EXECUTE FUNCTION %s()""" % (name, table, key, pid, status, status,
+                                    name))
+    try:
+        yield
+    finally:
+        sql(db, "DROP TRIGGER %s ON %s" % (name, table))
+        sql(db, "DROP FUNCTION %s()" % name)
 
 
 # --------------------------------------------------------------------------

@@ -24,8 +24,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 import psd2_fixtures
 import psd2lib
 from conftest import (API, NOK_REDIRECT, REDIRECT, SCA_SECONDS, SCT,
-                      balance, instance_conf, payment_body, payment_row, sql,
-                      sql1, wait_shown, wait_status)
+                      balance, changed_at_sca, instance_conf, payment_body,
+                      payment_row, sql, sql1, wait_shown, wait_status)
 from test_pis_payments_page import chromium, login_payment
 
 BUTTON = {"en-US": "Confirm on my authenticator",
@@ -256,24 +256,11 @@ def test_device_code_checked_before_booking(table, change, api, db, emulator,
     open_page(driver, server, href, payer)
     choose_device(driver)
     wait_shown(emulator, payer.serial)
-    name = "test_tamper_%s" % pid.replace("-", "")
-    key = "payment_id" if table == "payment_authorisation" else "id"
-    status = "sca_status = 'finalised'" if key == "payment_id" else \
-        "transaction_status = 'ACTC'"
-    sql(db, """CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN %s; RETURN NEW; END $$""" % (name, change))
-    sql(db, """CREATE TRIGGER %s BEFORE UPDATE ON %s FOR EACH ROW
-        WHEN (NEW.%s = '%s' AND NEW.%s AND NOT OLD.%s)
-        EXECUTE FUNCTION %s()""" % (name, table, key, pid, status, status,
-                                    name))
-    try:
+    with changed_at_sca(db, pid, table, change):
         emulator.cmd("pin", payer.serial, "1234")
         emulator.cmd("press", payer.serial)
         assert wait_status(db, pid, "RJCT", timeout=10)[:2] == \
             ("RJCT", "payment changed")
-    finally:
-        sql(db, "DROP TRIGGER %s ON %s" % (name, table))
-        sql(db, "DROP FUNCTION %s()" % name)
     assert sql1(db, "SELECT method FROM payment_authorisation "
                 "WHERE payment_id = %s", pid) == "device"
     assert balance(db, payer.iban) == 100000

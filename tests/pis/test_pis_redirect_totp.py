@@ -9,15 +9,14 @@ changed after SCA does not book: RJCT payment changed); lockout and the
 idle rule of the PSU login."""
 
 import shutil
-import time
 
 import pytest
 import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import (NOK_REDIRECT, REDIRECT, SCT, balance, payment_body,
-                      payment_row, sql, sql1, wait_status)
+from conftest import (NOK_REDIRECT, REDIRECT, SCT, balance, changed_at_sca,
+                      payment_body, payment_row, sql, sql1, wait_status)
 from test_pis_payments_page import chromium, login_payment
 
 
@@ -178,31 +177,25 @@ def test_changed_after_showing_is_refused(api, db, server, browser,
                        WHERE payment_id = %s""", pid) is None
 
 
-@pytest.mark.parametrize("change", [
-    "UPDATE payment SET amount_minor = amount_minor + 1 WHERE id = %s",
-    "UPDATE payment SET creditor_name = 'Mallory' WHERE id = %s",
-    "UPDATE payment SET creditor_iban = 'DE02120300000000202051' "
-    "WHERE id = %s",
-    "UPDATE payment_authorisation SET auth_code_mac = "
-    "sha256(auth_code_mac) WHERE payment_id = %s",
+@pytest.mark.parametrize("table,change", [
+    ("payment", "NEW.amount_minor := NEW.amount_minor + 1"),
+    ("payment", "NEW.creditor_name := 'Mallory'"),
+    ("payment", "NEW.creditor_iban := 'DE02120300000000202051'"),
+    ("payment_authorisation",
+     "NEW.auth_code_mac := sha256(NEW.auth_code_mac)"),
 ])
-def test_changed_after_sca_does_not_book(change, api, db, server, browser,
-                                         payer_factory):
+def test_changed_after_sca_does_not_book(table, change, api, db, server,
+                                         browser, payer_factory):
+    """The authentication code (RTS Art. 5) is checked again before
+    booking: a row changed in the very transaction that records SCA does
+    not book (RJCT payment changed), however soon the booking runs."""
     payer = payer_factory(device=False)
     pid, href = initiate(api, payer)
     page = Page(browser(), server, href, payer.psu)
-    # SCA passes while the booking's notification is held back (as if the
-    # service stopped before booking); the row is changed meanwhile; the
-    # booking sweep then finds the ACTC payment.
-    sql(db, "ALTER TABLE payment DISABLE TRIGGER payment_notify")
-    try:
+    with changed_at_sca(db, pid, table, change):
         r = page.post(payer.psu.totp())
         assert r.status_code == 303 and r.headers["Location"] == REDIRECT
-        assert payment_row(db, pid)[0] == "ACTC"
-        sql(db, change, pid)
-    finally:
-        sql(db, "ALTER TABLE payment ENABLE TRIGGER payment_notify")
-    row = wait_status(db, pid, "RJCT", timeout=10)
+        row = wait_status(db, pid, "RJCT", timeout=10)
     assert row[:2] == ("RJCT", "payment changed")
     assert balance(db, payer.iban) == 100000
     assert sql(db, """SELECT 1 FROM account_transaction t JOIN account a
