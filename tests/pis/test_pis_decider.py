@@ -67,19 +67,21 @@ def test_actc_left_unbooked_is_booked_by_the_sweep(api, db, payer_factory):
 
 
 def test_booking_is_one_transaction_and_once(api, db, payer_factory):
-    """pis_book() twice on the same payment books it once."""
+    """pis_book() twice on the same payment books it once. ACTC and both
+    calls in one transaction: the service's sweep cannot see the payment
+    before the test's first call (it would otherwise race it)."""
     payer = payer_factory(device=False)
     r = api.initiate(payer, decoupled=False,
                      headers={"TPP-Redirect-URI": REDIRECT})
     pid = r.json()["paymentId"]
-    sql(db, "ALTER TABLE payment DISABLE TRIGGER payment_notify")
+    sql(db, "BEGIN")
     try:
         sql(db, "UPDATE payment SET transaction_status = 'ACTC' "
             "WHERE id = %s", pid)
         first = sql1(db, "SELECT pis_book(%s)", pid)
         second = sql1(db, "SELECT pis_book(%s)", pid)
     finally:
-        sql(db, "ALTER TABLE payment ENABLE TRIGGER payment_notify")
+        sql(db, "COMMIT")
     assert (first, second) == ("ACSC", "none")
     assert balance(db, payer.iban) == 100000 - 1234
     assert payment_row(db, pid)[0] == "ACSC"
