@@ -208,7 +208,7 @@ pis_audit_cost() {
 	echo "audit cost runs: on$on tx/s; off$off tx/s; pairs:" \
 	    "$(awk -v a="$on" -v o="$off" 'BEGIN { n = split(a, x, " ");
 		split(o, y, " "); for (i = 1; i <= n; i++)
-		    printf "%s%.1f%%", i > 1 ? " " : "", 100 * (1 - x[i] / y[i]) }')" \
+		    printf "%s%.1f%%", (i > 1 ? " " : ""), 100 * (1 - x[i] / y[i]) }')" \
 	    "(2 cores shared with whatever else runs: load $(cut -d' ' -f1-3 /proc/loadavg))"
 	if awk -v c="$cost" 'BEGIN { exit !(c <= 10) }'; then
 		echo "audit cost: confirmations $cost% slower with audit rows (median $med_on vs $med_off tx/s; target <= 10%): ok"
