@@ -9,7 +9,8 @@
 #    audit row of the outcome) on prepared outcomes, with the audit row
 #    (and a sealer chaining rows every 2 s with the statement of the
 #    sandbox's timer, audit_seal(10000))
-#    and without it (pis_audit_sca replaced by a no-op in this throwaway
+#    and without it (pis_audit_sca and pis_audit_confirmed replaced by
+#    no-ops in this throwaway
 #    database), alternating on, off three times; cost = 1 - median(on) /
 #    median(off). Target: at most 10%. The signature check before
 #    pis_decide is the same C work either way, so it is left out of both.
@@ -178,12 +179,13 @@ pis_confirm_run() {
 
 pis_audit_cost() {
 	failed_before=$BENCH_FAILED
-	audit_fn=$($PSQL -c "SELECT pg_get_functiondef('pis_audit_sca(uuid,text,text)'::regprocedure)")
+	audit_fn=$($PSQL -c "SELECT pg_get_functiondef('pis_audit_sca(uuid,text,text)'::regprocedure) || E';\n' || pg_get_functiondef('pis_audit_confirmed(uuid,text,text,text,bigint)'::regprocedure)")
 	on= off= con= coff=
 	for _ in 1 2 3; do
 		pis_confirm_run on
 		on="$on $CONFIRM_RATE" con="$con $CONFIRM_CPU"
-		$PSQL -c "CREATE OR REPLACE FUNCTION pis_audit_sca(p_id uuid, p_reason text, p_detail text) RETURNS void LANGUAGE sql AS 'SELECT'"
+		$PSQL -c "CREATE OR REPLACE FUNCTION pis_audit_sca(p_id uuid, p_reason text, p_detail text) RETURNS void LANGUAGE sql AS 'SELECT'" \
+		    -c "CREATE OR REPLACE FUNCTION pis_audit_confirmed(p_id uuid, p_product text, p_method text, p_device text, p_psu_id bigint) RETURNS void LANGUAGE sql AS 'SELECT'"
 		pis_confirm_run off
 		off="$off $CONFIRM_RATE" coff="$coff $CONFIRM_CPU"
 		printf '%s;\n' "$audit_fn" | $PSQL
