@@ -60,7 +60,7 @@ MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql)) \
 	$(sort $(wildcard src/db/functions/*.sql)) \
 	$(sort $(wildcard src/db/repairs/*.sql))
 
-.PHONY: all run test test-api test-browser test-kore bench fuzz clean deps \
+.PHONY: all run test test-api test-browser test-kore bench bench-audit fuzz clean deps \
 	sanitize-test
 all: $(BUILD)/bin/psd2gate $(BUILD)/bin/psd2ctl device-all
 
@@ -144,5 +144,10 @@ run:
 bench: all
 	@PSD2_PGDIR=$(CURDIR)/var/pg-bench PSD2_PGPORT=$(PSD2_BENCH_PGPORT) \
 	    PSD2_PGCLUSTER_HELD= sh tests/pgcluster.sh run sh tests/bench/bench.sh
+
+# Only the audit section of the bench (tests/bench/audit.sh), same cluster.
+bench-audit: all
+	@PSD2_PGDIR=$(CURDIR)/var/pg-bench PSD2_PGPORT=$(PSD2_BENCH_PGPORT) \
+	    PSD2_PGCLUSTER_HELD= sh tests/pgcluster.sh run sh tests/bench/audit.sh
 
 fuzz: fuzz-unit fuzz-device fuzz-tpp

@@ -9,7 +9,8 @@
 #    audit row of the outcome) on prepared outcomes, with the audit row
 #    (and a sealer chaining rows every 2 s with the statement of the
 #    sandbox's timer, audit_seal(10000))
-#    and without it (pis_audit_sca replaced by a no-op in this throwaway
+#    and without it (pis_audit_sca and pis_audit_confirmed replaced by
+#    no-ops in this throwaway
 #    database), alternating on, off three times; cost = 1 - median(on) /
 #    median(off). Target: at most 10%. The signature check before
 #    pis_decide is the same C work either way, so it is left out of both.
@@ -95,11 +96,43 @@ pis_pg_ticks() {
 	echo "$t"
 }
 
+# pis_waits LABEL: samples the active backends' wait events every 10 ms
+# for the run's seconds, appends the counts to $OUT/waits-LABEL.txt
+# (make bench-audit with BENCH_AUDIT_WAITS=1).
+pis_waits() {
+	$PSQL -v n=$(( SECS * 100 )) >> "$OUT/waits-$1.txt" <<'SQL'
+CREATE TEMP TABLE w (t text);
+SELECT set_config('bench.n', :'n', false) \g /dev/null
+DO $$
+BEGIN
+	FOR i IN 1 .. current_setting('bench.n')::integer LOOP
+		PERFORM pg_stat_clear_snapshot();
+		INSERT INTO w SELECT coalesce(wait_event_type || ':' ||
+		    wait_event, 'CPU') FROM pg_stat_activity
+		WHERE backend_type = 'client backend' AND state = 'active'
+		    AND pid <> pg_backend_pid();
+		PERFORM pg_sleep(0.01);
+	END LOOP;
+END
+$$;
+SELECT count(*) || E'	' || t FROM w GROUP BY t ORDER BY count(*) DESC;
+SELECT '--';
+SQL
+}
+
 # pis_confirm_run LABEL: one pgbench run of pis_decide; sets CONFIRM_RATE
 # and CONFIRM_CPU (the cluster's CPU microseconds per confirmation, the
 # sealer's included).
 pis_confirm_run() {
-	pis_outcomes 16 $(( SECS * 300 + 500 ))
+	n=$(( SECS * 300 + 1500 ))
+	pis_outcomes 16 "$n"
+	# Each run from the same state: the previous run's payments vacuumed
+	# away (same table sizes in both arms), a checkpoint (each run pays
+	# the same full-page images after it), then 2 s of warm-up on the
+	# first outcomes (connections, plans, caches), not counted.
+	psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d psd2gate \
+	    -c "VACUUM ANALYZE payment, payment_authorisation, device_challenge, device" \
+	    -c "CHECKPOINT"
 	sealer=
 	if [ "$1" = on ]; then
 		# The service timer's own statement (psd2ctl audit seal looks
@@ -109,10 +142,19 @@ pis_confirm_run() {
 		sealer=$!
 		BENCH_HELPERS="$BENCH_HELPERS $sealer"
 	fi
+	/usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
+	    -c 16 -j 2 -T 2 -D i=0 -D n="$n" \
+	    -f tests/bench/pgbench-confirm.sql psd2gate > "$OUT/pgbench-warm.out" 2>&1 ||
+	    bench_fail "pgbench: confirmations warm-up, audit $1 (see $OUT/pgbench-warm.out)"
 	rows=$($PSQL -c "SELECT count(*) FROM audit_log")
+	waits=
+	if [ -n "${BENCH_AUDIT_WAITS:-}" ]; then
+		pis_waits "$1" &
+		waits=$!
+	fi
 	t0=$(pis_pg_ticks)
 	if /usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
-	    -c 16 -j 2 -T "$SECS" -D i=0 -D n=$(( SECS * 300 + 500 )) \
+	    -c 16 -j 2 -T "$SECS" -D i=1000 -D n="$n" \
 	    -f tests/bench/pgbench-confirm.sql psd2gate \
 	    > "$OUT/pgbench-confirm.out" 2>&1; then
 		CONFIRM_RATE=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/pgbench-confirm.out" | head -n 1)
@@ -122,10 +164,11 @@ pis_confirm_run() {
 		CONFIRM_RATE=0
 	fi
 	[ -z "$sealer" ] || bench_stop "$sealer"
+	[ -z "$waits" ] || wait "$waits" || true
 	sleep 0.5
-	n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' \
+	done=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' \
 	    "$OUT/pgbench-confirm.out")
-	CONFIRM_CPU=$(awk -v t=$(( $(pis_pg_ticks) - t0 )) -v n="${n:-0}" \
+	CONFIRM_CPU=$(awk -v t=$(( $(pis_pg_ticks) - t0 )) -v n="${done:-0}" \
 	    -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", n ? t / hz * 1e6 / n : 0 }')
 	printf '%-34s %6s conns %10.0f tx/s   (audit rows written: %s; PostgreSQL CPU %s us/tx)\n' \
 	    "pgbench: confirmations, audit $1" 16 "$CONFIRM_RATE" \
@@ -136,12 +179,13 @@ pis_confirm_run() {
 
 pis_audit_cost() {
 	failed_before=$BENCH_FAILED
-	audit_fn=$($PSQL -c "SELECT pg_get_functiondef('pis_audit_sca(uuid,text,text)'::regprocedure)")
+	audit_fn=$($PSQL -c "SELECT pg_get_functiondef('pis_audit_sca(uuid,text,text)'::regprocedure) || E';\n' || pg_get_functiondef('pis_audit_confirmed(uuid,text,text,text,bigint)'::regprocedure)")
 	on= off= con= coff=
 	for _ in 1 2 3; do
 		pis_confirm_run on
 		on="$on $CONFIRM_RATE" con="$con $CONFIRM_CPU"
-		$PSQL -c "CREATE OR REPLACE FUNCTION pis_audit_sca(p_id uuid, p_reason text, p_detail text) RETURNS void LANGUAGE sql AS 'SELECT'"
+		$PSQL -c "CREATE OR REPLACE FUNCTION pis_audit_sca(p_id uuid, p_reason text, p_detail text) RETURNS void LANGUAGE sql AS 'SELECT'" \
+		    -c "CREATE OR REPLACE FUNCTION pis_audit_confirmed(p_id uuid, p_product text, p_method text, p_device text, p_psu_id bigint) RETURNS void LANGUAGE sql AS 'SELECT'"
 		pis_confirm_run off
 		off="$off $CONFIRM_RATE" coff="$coff $CONFIRM_CPU"
 		printf '%s;\n' "$audit_fn" | $PSQL
@@ -162,6 +206,12 @@ pis_audit_cost() {
 	cpu_off=$(echo $coff | tr ' ' '\n' | sort -n | sed -n 2p)
 	echo "audit cost in PostgreSQL CPU: median $cpu_on vs $cpu_off us per confirmation" \
 	    "($(awk -v a="$cpu_on" -v o="$cpu_off" 'BEGIN { printf "%.1f", o ? 100 * (1 - o / a) : 0 }')% of the rate on saturated cores)"
+	# The noise: every run, and the cost of each on/off pair.
+	echo "audit cost runs: on$on tx/s; off$off tx/s; pairs:" \
+	    "$(awk -v a="$on" -v o="$off" 'BEGIN { n = split(a, x, " ");
+		split(o, y, " "); for (i = 1; i <= n; i++)
+		    printf "%s%.1f%%", (i > 1 ? " " : ""), 100 * (1 - x[i] / y[i]) }')" \
+	    "(2 cores shared with whatever else runs: load $(cut -d' ' -f1-3 /proc/loadavg))"
 	if awk -v c="$cost" 'BEGIN { exit !(c <= 10) }'; then
 		echo "audit cost: confirmations $cost% slower with audit rows (median $med_on vs $med_off tx/s; target <= 10%): ok"
 	else
