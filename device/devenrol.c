@@ -8,18 +8,6 @@
 
 #include "devenrol.h"
 
-static int
-devenrol_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	if (c >= 'A' && c <= 'F')
-		return (c - 'A' + 10);
-	return (-1);
-}
-
 /* PostgreSQL's bytea hex output ("\x0a1b...") into out; -1 if not. */
 static int
 devenrol_unhex(const char *s, uint8_t *out, size_t max, size_t *len)
@@ -34,8 +22,8 @@ devenrol_unhex(const char *s, uint8_t *out, size_t max, size_t *len)
 	if (n % 2 != 0 || n / 2 > max)
 		return (-1);
 	for (i = 0; i < n / 2; i++) {
-		if ((hi = devenrol_hexval(s[2 * i])) == -1 ||
-		    (lo = devenrol_hexval(s[2 * i + 1])) == -1)
+		if ((hi = devsig_hexval(s[2 * i])) == -1 ||
+		    (lo = devsig_hexval(s[2 * i + 1])) == -1)
 			return (-1);
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}

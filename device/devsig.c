@@ -423,8 +423,8 @@ devsig_fingerprint(const uint8_t pubkey[DEV_PUBKEY_LEN],
 	out[o] = '\0';
 }
 
-static int
-hexval(char c)
+int
+devsig_hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return (c - '0');
@@ -449,7 +449,8 @@ devsig_uuid_parse(const char *s, uint8_t out[DEV_CHALLENGE_LEN])
 				return (-1);
 			continue;
 		}
-		if ((hi = hexval(s[i])) == -1 || (lo = hexval(s[i + 1])) == -1)
+		if ((hi = devsig_hexval(s[i])) == -1 ||
+		    (lo = devsig_hexval(s[i + 1])) == -1)
 			return (-1);
 		out[o++] = (uint8_t)(hi << 4 | lo);
 		i += 2;
