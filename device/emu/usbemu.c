@@ -739,16 +739,19 @@ usbemu_dev_plug(struct usbemu_dev *d)
 	rec = dev_record(d, p->syspath + strlen("/sys"), devnum);
 	g_mutex_lock(&emu->tb_lock);
 	(void)umockdev_testbed_detach_ioctl(emu->tb, p->devnode, NULL);
-	ok = umockdev_testbed_add_from_string(emu->tb, rec, &err);
+	/*
+	 * The ioctl handler first: adding the device already announces it,
+	 * and a host that opens the node before a handler is attached gets
+	 * no ioctl socket (the preload then ends the host's process).
+	 */
+	p->base = umockdev_ioctl_base_new();
+	g_signal_connect(p->base, "handle-ioctl", G_CALLBACK(on_ioctl), p);
+	ok = umockdev_testbed_attach_ioctl(emu->tb, p->devnode, p->base,
+	    &err);
+	if (ok)
+		ok = umockdev_testbed_add_from_string(emu->tb, rec, &err);
 	if (ok)
 		ok = plug_fifo(p, emu->root) == 0;
-	if (ok) {
-		p->base = umockdev_ioctl_base_new();
-		g_signal_connect(p->base, "handle-ioctl", G_CALLBACK(on_ioctl),
-		    p);
-		ok = umockdev_testbed_attach_ioctl(emu->tb, p->devnode,
-		    p->base, &err);
-	}
 	if (ok) {
 		g_mutex_lock(&emu->lock);
 		d->plug = p;

@@ -224,8 +224,10 @@ def test_payment_sca_outcomes_counted(inst, signer):
     before = samples(inst.scrape())
     b = PsuBrowser(base=inst.url)
     b.get(inst.url + href)
-    b.submit_login(psu.username, psu.password)
-    r = b.submit_otp(psu.totp())
+    # The payment page's login is the password alone (its SCA follows).
+    r = b.submit_login(psu.username, psu.password)
+    assert r.status_code == 303, r.text[:500]
+    assert r.headers["Location"].endswith(href), r.headers
     page = b.get(inst.url + href)
     assert 'id="authorise-form"' in page.text, page.text[:2000]
     csrf = re_.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
