@@ -655,6 +655,12 @@ dev_descriptors(struct usbemu_dev *d)
 	return (g_string_free(hex, FALSE));
 }
 
+/*
+ * Without DEVTYPE: adding a record already sends an "add" uevent, while
+ * the node is still umockdev's regular file. libusb ignores a usb device
+ * that is not a usb_device, so the device is announced only once its
+ * FIFO is in place (usbemu_dev_plug; UMOCKDEV.md trap 8).
+ */
 static char *
 dev_record(struct usbemu_dev *d, const char *syspath, unsigned int devnum)
 {
@@ -665,7 +671,6 @@ dev_record(struct usbemu_dev *d, const char *syspath, unsigned int devnum)
 	    "P: %s\n"
 	    "N: bus/usb/%03u/%03u\n"
 	    "E: DEVNAME=/dev/bus/usb/%03u/%03u\n"
-	    "E: DEVTYPE=usb_device\n"
 	    "E: DRIVER=usb\n"
 	    "E: SUBSYSTEM=usb\n"
 	    "E: BUSNUM=%03u\n"
@@ -740,9 +745,12 @@ usbemu_dev_plug(struct usbemu_dev *d)
 	g_mutex_lock(&emu->tb_lock);
 	(void)umockdev_testbed_detach_ioctl(emu->tb, p->devnode, NULL);
 	/*
-	 * The ioctl handler first: adding the device already announces it,
-	 * and a host that opens the node before a handler is attached gets
-	 * no ioctl socket (the preload then ends the host's process).
+	 * Ready before announced: a host that opens the node before its
+	 * ioctl handler is attached gets no ioctl socket (the preload then
+	 * ends the host's process), and one that opens umockdev's regular
+	 * file before the FIFO replaces it polls in a busy loop for as
+	 * long as it keeps the device (trap 1). So: handler, record (not
+	 * yet a usb_device), FIFO, then the usb_device "add".
 	 */
 	p->base = umockdev_ioctl_base_new();
 	g_signal_connect(p->base, "handle-ioctl", G_CALLBACK(on_ioctl), p);
@@ -756,6 +764,8 @@ usbemu_dev_plug(struct usbemu_dev *d)
 		g_mutex_lock(&emu->lock);
 		d->plug = p;
 		g_mutex_unlock(&emu->lock);
+		umockdev_testbed_set_property(emu->tb, p->syspath, "DEVTYPE",
+		    "usb_device");
 		umockdev_testbed_uevent(emu->tb, p->syspath, "add");
 	}
 	g_mutex_unlock(&emu->tb_lock);

@@ -3,6 +3,12 @@
  * and the libusb transport exchange real frames through usbdevfs ioctls.
  * Run under the preload (tests/device/run.sh).
  */
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <linux/netlink.h>
+
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -448,6 +454,65 @@ expect_error(libusb_device_handle *h, const uint8_t *out, int olen,
 	assert_int_equal(f.seq, seq);
 	assert_int_equal(dev_error_decode(f.payload, f.len, &e), DEV_OK);
 	assert_int_equal(e.code, code);
+}
+
+/* Finds "KEY=value" among a uevent's NUL-separated properties. */
+static const char *
+uevent_prop(const char *msg, size_t len, const char *key)
+{
+	size_t	klen = strlen(key), i;
+
+	for (i = 0; i < len; i += strlen(msg + i) + 1) {
+		if (strncmp(msg + i, key, klen) == 0 && msg[i + klen] == '=')
+			return (msg + i + klen + 1);
+	}
+	return (NULL);
+}
+
+/*
+ * umockdev announces a record as soon as it is added, while its node is
+ * still a regular file: a host that opened the device on that
+ * announcement polled the regular file in a busy loop for as long as it
+ * kept the device (UMOCKDEV.md trap 8). Hosts (libusb's hot-plug and
+ * enumeration) take only usb_device events: exactly one per plug, and
+ * the node is a FIFO by then.
+ */
+static void
+test_plug_announced_when_ready(void **state)
+{
+	struct t		*t = *state;
+	struct sockaddr_nl	 nl = { .nl_family = AF_NETLINK, .nl_groups = 2 };
+	struct stat		 st;
+	char			 msg[8192], node[512];
+	const char		*action, *type, *name;
+	ssize_t			 n;
+	int			 fd, adds = 0;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    NETLINK_KOBJECT_UEVENT);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&nl, sizeof(nl)), 0);
+	assert_non_null(t->fw2 = devtest_fw(t->emu, "EMU0002", t->dir,
+	    t->mfr));
+	assert_int_equal(fw_plug(t->fw2), 0);
+	/* The testbed sends its uevents before the plug returns. */
+	while ((n = recv(fd, msg, sizeof(msg) - 1, 0)) > 0) {
+		msg[n] = '\0';
+		action = uevent_prop(msg, (size_t)n, "ACTION");
+		type = uevent_prop(msg, (size_t)n, "DEVTYPE");
+		if (action == NULL || strcmp(action, "add") != 0 ||
+		    type == NULL || strcmp(type, "usb_device") != 0)
+			continue;
+		adds++;
+		assert_non_null(name = uevent_prop(msg, (size_t)n, "DEVNAME"));
+		snprintf(node, sizeof(node), "%s/dev/%s",
+		    usbemu_root(t->emu), name);
+		assert_int_equal(lstat(node, &st), 0);
+		assert_true(S_ISFIFO(st.st_mode));
+	}
+	assert_true(n == -1 && errno == EAGAIN);
+	assert_int_equal(adds, 1);
+	close(fd);
 }
 
 static void
@@ -1113,6 +1178,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fault_unplugmid, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hotplug_second_while_busy,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plug_announced_when_ready,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_frames, setup,
 		    teardown),
