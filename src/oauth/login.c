@@ -182,25 +182,6 @@ login_finish(struct http_request *req, struct login_ctx *ctx,
 	otp_page(req, 200, &ctx->fs, step, NULL);
 }
 
-/*
- * The session of a login for a payment's authorise page, derived from the
- * flow and the PSU as the TOTP step derives its own (a repeated post
- * opens no second one). 0 or -1.
- */
-static int
-login_payment_session(struct login_ctx *ctx)
-{
-	const char	*flow;
-	char		 input[128];
-
-	flow = json_string_value(json_object_get(ctx->fs.request, "flow"));
-	if (flow == NULL)
-		return (-1);
-	(void)snprintf(input, sizeof(input), "%s:%lld", flow, ctx->psu_id);
-	return (forms_derive_secret("psu-payment-session", input,
-	    ctx->session, ctx->session_digest));
-}
-
 /* The verdict of the password task is in: record the factor's outcome. */
 static void
 login_factor_begin(struct http_request *req, struct login_ctx *ctx)
@@ -208,7 +189,10 @@ login_factor_begin(struct http_request *req, struct login_ctx *ctx)
 	char	id[AUTHORISE_ID_LEN + 1];
 
 	ctx->payment = login_payment_id(ctx, id) == 0;
-	if (ctx->payment && login_payment_session(ctx) == -1) {
+	/* The payment page's session, derived as the TOTP step derives its
+	 * own: a repeated post opens no second one. */
+	if (ctx->payment && forms_flow_secret(&ctx->fs, "psu-payment-session",
+	    ctx->psu_id, ctx->session, ctx->session_digest) == -1) {
 		ctx->payment = 0;
 		ctx->password_ok = 0;
 	}

@@ -179,7 +179,6 @@ static enum oauth_next
 otp_start(struct http_request *req, struct otp_ctx *ctx)
 {
 	const char	*flow;
-	char		 input[128];
 
 	http_populate_post(req);
 	if (forms_verify(req, &ctx->fs) == -1 ||
@@ -191,9 +190,8 @@ otp_start(struct http_request *req, struct otp_ctx *ctx)
 		return (OAUTH_ANSWERED);
 	}
 	crypto_sha256(flow, strlen(flow), ctx->flow_digest);
-	(void)snprintf(input, sizeof(input), "%s:%lld", flow, ctx->psu_id);
-	if (forms_derive_secret("psu-session", input, ctx->session,
-	    ctx->session_digest) == -1) {
+	if (forms_flow_secret(&ctx->fs, "psu-session", ctx->psu_id,
+	    ctx->session, ctx->session_digest) == -1) {
 		respond_server_error(req, "otp session");
 		return (OAUTH_ANSWERED);
 	}

@@ -186,33 +186,20 @@ staff_totp_match(struct http_request *req, struct staff_login_ctx *ctx)
 	    db_value(&ctx->q, 0, 1), -1));
 }
 
-/*
- * The session id is derived from the login form's flow and the member, so
- * the same TOTP form posted again (a double click) names the session the
- * first post opened: staff_login_totp answers the repeat with the first
- * outcome instead of counting a failure.
- */
-static int
-staff_session_derive(struct staff_login_ctx *ctx)
-{
-	const char	*flow;
-	char		 input[128];
-
-	flow = json_string_value(json_object_get(ctx->fs.request, "flow"));
-	if (flow == NULL)
-		return (-1);
-	(void)snprintf(input, sizeof(input), "%s:%lld", flow, ctx->staff_id);
-	return (forms_derive_secret("staff-session", input, ctx->session,
-	    ctx->session_digest));
-}
-
 static enum oauth_next
 staff_totp_check(struct http_request *req, struct staff_login_ctx *ctx)
 {
 	long long	step;
 
 	step = staff_totp_match(req, ctx);
-	if (staff_session_derive(ctx) == -1) {
+	/*
+	 * Derived from the login form's flow and the member, so the same
+	 * TOTP form posted again (a double click) names the session the
+	 * first post opened: staff_login_totp answers the repeat with the
+	 * first outcome instead of counting a failure.
+	 */
+	if (forms_flow_secret(&ctx->fs, "staff-session", ctx->staff_id,
+	    ctx->session, ctx->session_digest) == -1) {
 		respond_server_error(req, "staff session id");
 		return (OAUTH_ANSWERED);
 	}

@@ -136,6 +136,20 @@ forms_derive_secret(const char *purpose, const char *input, char out[37],
 	return (0);
 }
 
+int
+forms_flow_secret(const struct form_state *fs, const char *purpose,
+    long long subject, char out[37], uint8_t digest[32])
+{
+	const char	*flow;
+	char		 input[128];
+
+	flow = json_string_value(json_object_get(fs->request, "flow"));
+	if (flow == NULL)
+		return (-1);
+	(void)snprintf(input, sizeof(input), "%s:%lld", flow, subject);
+	return (forms_derive_secret(purpose, input, out, digest));
+}
+
 const char *
 forms_arg(struct http_request *req, const char *name)
 {

@@ -60,6 +60,13 @@ int	forms_open_step(const char *, const char *, const char *,
  */
 int	forms_derive_secret(const char *, const char *, char [37],
 	    uint8_t [32]);
+/*
+ * forms_derive_secret for one subject (a PSU, a staff member) in the flow
+ * of fs's opened request: the same flow and subject give the same secret.
+ * Returns 0, or -1 when the request carries no flow.
+ */
+int	forms_flow_secret(const struct form_state *, const char *, long long,
+	    char [37], uint8_t [32]);
 
 /* A posted argument as a C string (NULL when absent). */
 const char	*forms_arg(struct http_request *, const char *);
