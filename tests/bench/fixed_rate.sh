@@ -2,17 +2,22 @@
 # holds one instance's capacity there), on a database without the open
 # payments of the initiation section (their deadlines passing, thousands
 # of rejections by the sweeps, fell on whichever setup ran last): the
-# same signed account list at a
-# fixed rate of half that capacity (issue 11), median of 3 runs each, for
-# one instance alone, one behind HAProxy, and two behind HAProxy (target:
-# no more than 10% worse than one behind HAProxy, in p50 and p99), and
-# HAProxy's CPU per request. The two instances have one worker each, so
-# that the comparison holds the worker count (2, one per core) and shows
-# what sharing the database between instances costs; two instances of
-# two workers each on 2 cores would measure 4 processes contending for 2
-# cores instead. wrk paces with tests/bench/paced.lua (Debian
-# has no wrk2); the machine's 2 cores are shared by wrk, HAProxy, the
-# instances and PostgreSQL, so this compares latency, not throughput.
+# same signed account list at a fixed rate of half that capacity (issue
+# 11), median of 3 runs each, for one instance alone, one behind HAProxy,
+# and two behind HAProxy (target: no more than 10% worse than one behind
+# HAProxy, in p50 and p99), and HAProxy's CPU per request.
+# The instances are this section's own, started together with the same
+# settings and history: "whole" with two workers (alone and behind
+# HAProxy), "half1" and "half2" with one each, so that the comparison
+# holds the worker count (2, one per core) and shows what sharing the
+# database between instances costs; two instances of two workers each on
+# 2 cores would measure 4 processes contending for 2 cores instead. None
+# is pinned to a core (bench_conf): Kore pins worker 1 of every instance
+# to the same core. Each run starts after a checkpoint, and a first round
+# that is not counted warms the three setups (connection pools, caches).
+# wrk paces with tests/bench/paced.lua (Debian has no wrk2); the
+# machine's 2 cores are shared by wrk, HAProxy, the instances and
+# PostgreSQL, so this compares latency, not throughput.
 
 # bench_haproxy NAME PORT BACKEND-PORT...: HAProxy (round robin) in the
 # foreground; sets NAME_hpid.
@@ -49,10 +54,13 @@ cpu_ticks() {
 }
 
 # paced_run KEY NAME URL [HAPROXY-PID]: one run at RATE; appends its p50,
-# p99 (and HAProxy's CPU per request) to KEY_p50s, KEY_p99s, KEY_cpu.
+# p99 (and HAProxy's CPU per request) to KEY_p50s, KEY_p99s, KEY_cpu
+# (KEY "warm": the warm-up round, checked for errors but not kept).
 paced_run() {
 	key=$1 name=$2 url=$3 hp=${4:-}
 	bench_pool signed list $(( RATE * SECS * 12 / 10 + 1000 ))
+	psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
+	    -c CHECKPOINT
 	[ -n "$hp" ] && t0=$(cpu_ticks "$hp")
 	POOL=$OUT/pool RATE=$RATE wrk -t"$WRK_THREADS" -c"$PACED_CONNS" \
 	    -d"${SECS}s" --timeout 10s -s tests/bench/paced.lua "$url" \
@@ -63,6 +71,7 @@ paced_run() {
 		sed -n '/^first non-2xx/p' "$OUT/wrk.out" >&2
 		bench_fail "$name: $2 ok req/s, $5 non-2xx, $6 socket errors"
 	fi
+	[ "$key" = warm ] && return 0
 	eval "${key}_p50s=\"\$${key}_p50s $3\" ${key}_p99s=\"\$${key}_p99s $4\""
 	if [ -n "$hp" ]; then
 		ticks=$(( $(cpu_ticks "$hp") - t0 ))
@@ -91,21 +100,23 @@ if [ "$RATE" -lt 10 ]; then
 	bench_fail "fixed rate: no capacity measured for the signed account list"
 else
 	echo "fixed rate: signed account list at $RATE req/s (half of one instance's $s1)"
+	bench_instance whole yes 2
 	bench_instance half1 yes 1
 	bench_instance half2 yes 1
-	gate_port=${gate_base##*:}
 	hp1_port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
-	bench_haproxy one "$hp1_port" "$gate_port"
+	bench_haproxy one "$hp1_port" "${whole_base##*:}"
 	hp2_port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
 	bench_haproxy two "$hp2_port" "${half1_base##*:}" "${half2_base##*:}"
 	# The three setups take turns, run by run: background load that
 	# drifts (this machine's cores are shared) then falls on all three
 	# alike, not on whichever was measured last.
 	alone_p50s= alone_p99s= one_p50s= one_p99s= one_cpu= two_p50s= two_p99s= two_cpu=
-	for _ in 1 2 3; do
-		paced_run alone "one instance alone" "$gate_base"
-		paced_run one "one behind HAProxy" "http://127.0.0.1:$hp1_port" "$one_hpid"
-		paced_run two "two behind HAProxy" "http://127.0.0.1:$hp2_port" "$two_hpid"
+	for round in warm 1 2 3; do
+		if [ "$round" = warm ]; then a=warm o=warm t=warm
+		else a=alone o=one t=two; fi
+		paced_run $a "one instance alone" "$whole_base"
+		paced_run $o "one behind HAProxy" "http://127.0.0.1:$hp1_port" "$one_hpid"
+		paced_run $t "two behind HAProxy" "http://127.0.0.1:$hp2_port" "$two_hpid"
 	done
 	paced_report alone "one instance alone"
 	paced_report one "one behind HAProxy"
@@ -118,11 +129,12 @@ else
 		echo "two instances vs one, both behind HAProxy: MORE THAN 10% WORSE"
 		bench_fail "two behind HAProxy: p50 $P50 / p99 $P99 ms vs $one50 / $one99 ms for one"
 	fi
+	bench_pss whole
 	bench_pss half1
 	bench_pss half2
 	# Stopped here, not only by bench.sh's trap: nothing of this section
 	# may outlive it. bench_stop also forgets them: a second kill of a
 	# process already gone fails (status 1), and under set -e that ended
 	# the whole bench after the press figure.
-	bench_stop $one_hpid $two_hpid $half1_pid $half2_pid
+	bench_stop $one_hpid $two_hpid $whole_pid $half1_pid $half2_pid
 fi

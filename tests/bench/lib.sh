@@ -39,7 +39,7 @@ bench_without() {
 bench_cleanup() {
 	trap '' TERM INT
 	bench_stop $BENCH_HELPERS $BENCH_PROXIES $BENCH_GATES
-	rm -f conf/bench-gate.conf conf/bench-half1.conf \
+	rm -f conf/bench-gate.conf conf/bench-whole.conf conf/bench-half1.conf \
 	    conf/bench-half2.conf conf/bench-plain.conf
 }
 
@@ -53,7 +53,7 @@ bench_fail() {
 # bench_conf FILE PORT SIGNING [WORKERS]: the sandbox configuration on PORT and the
 # bench cluster, no login rate limit, signatures required unless SIGNING
 # is "no"; then unsigned requests hold the AIS role only (they hold none
-# unless a configuration names it).
+# unless a configuration names it). WORKERS also unpins the workers.
 bench_conf() {
 	# No staff listener (conf/staff.conf): two instances would both bind it.
 	# The metrics listener (conf/metrics.conf) on a free port of its own.
@@ -75,6 +75,10 @@ bench_conf() {
 	[ "$3" = no ] && printf 'psd2_unsigned_roles\tPSP_AI\n' >> "$1"
 	if [ -n "${4:-}" ]; then
 		sed -i "s/^workers[[:space:]].*/workers\t\t$4/" "$1"
+		# Instances that share a machine: Kore pins worker N of every
+		# instance to the same core (worker 1 of two one-worker
+		# instances both on core 1), so these float instead.
+		printf 'worker_set_affinity\t0\n' >> "$1"
 	fi
 	return 0
 }
