@@ -38,20 +38,8 @@ trap 'bench_cleanup; exit 143' TERM
 # --- set-up ------------------------------------------------------------
 # Every run starts from the same state: a new database, then the bench
 # data (tests/bench/data.sql).
-psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
-    -c "DROP DATABASE IF EXISTS psd2gate WITH (FORCE)" \
-    -c "CREATE DATABASE psd2gate OWNER psd2gate"
-sh tests/pki/mint.sh sandbox var/sandbox >/dev/null
-bench_conf conf/bench-gate.conf 8080 yes
-ctl() { "$BIN/psd2ctl" -c conf/bench-gate.conf "$@"; }
-for step in keys-init migrate sandbox-seed; do
-	ctl "$step" >/dev/null 2>"$OUT/ctl.err" || { cat "$OUT/ctl.err" >&2; exit 1; }
-done
-BENCH_PW=bench-password-1
-ctl psu add bench-template --password "$BENCH_PW" \
-    --totp-secret JBSWY3DPEHPK3PXP --name "Bench Template" >/dev/null
 start=$(date +%s)
-$PSQL -v psus="$PSUS" -v txn=60 -f tests/bench/data.sql
+bench_database "$PSUS" 60
 echo "bench data: $($PSQL -c "SELECT count(*) FROM psu WHERE username LIKE 'bench-psu-%'") PSUs with a consent each," \
     "$($PSQL -c "SELECT count(*) FROM account_transaction")" transactions, \
     "$($PSQL -c "SELECT count(*) FROM token") tokens ($(( $(date +%s) - start )) s)"
@@ -155,16 +143,7 @@ fi
 # x-request-id. Then pgbench runs the same statement (pis_initiate) with
 # the same rows and durable commits: the service must reach at least 50%
 # of that rate (the HTTP, signature and input checks are the rest).
-$PSQL <<'SQL'
-INSERT INTO device (serial, model, firmware, public_key, attestation,
-    attestation_ok, host, status, psu_id, enrolled_at)
-SELECT 'BENCH' || substr(p.username, 11), 'bench', '1',
-    '\x04'::bytea || sha256(convert_to(p.username, 'UTF8'))
-	|| sha256(convert_to(p.username || '.', 'UTF8')),
-    '\x00'::bytea, true, 'bench', 'active', p.id, now()
-FROM psu p WHERE p.username LIKE 'bench-psu-%'
-ON CONFLICT (serial) DO NOTHING;
-SQL
+bench_devices
 $PSQL > "$OUT/tokens-pis" <<SQL
 CREATE TEMP TABLE t AS
 SELECT gen_random_uuid()::text AS tok, ca.consent_id, a.iban

@@ -143,6 +143,42 @@ bench_wrk() {
 	bench_row "$name" "$conns" "$res"
 }
 
+# bench_database PSUS TXN: a new psd2gate database in the bench cluster:
+# the test certificates, conf/bench-gate.conf, keys, migrations, the
+# sandbox seed, the template PSU (password BENCH_PW) and
+# tests/bench/data.sql with PSUS PSUs and TXN transactions per account.
+BENCH_PW=bench-password-1
+bench_database() {
+	psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
+	    -c "DROP DATABASE IF EXISTS psd2gate WITH (FORCE)" \
+	    -c "CREATE DATABASE psd2gate OWNER psd2gate"
+	sh tests/pki/mint.sh sandbox var/sandbox >/dev/null
+	bench_conf conf/bench-gate.conf 8080 yes
+	for step in keys-init migrate sandbox-seed; do
+		"$BIN/psd2ctl" -c conf/bench-gate.conf "$step" >/dev/null \
+		    2>"$OUT/ctl.err" || { cat "$OUT/ctl.err" >&2; return 1; }
+	done
+	"$BIN/psd2ctl" -c conf/bench-gate.conf psu add bench-template \
+	    --password "$BENCH_PW" --totp-secret JBSWY3DPEHPK3PXP \
+	    --name "Bench Template" >/dev/null
+	$PSQL -v psus="$1" -v txn="$2" -f tests/bench/data.sql
+}
+
+# bench_devices: an active authenticator for every bench PSU (no daemon
+# drives them: the challenges made for them wait for their deadline).
+bench_devices() {
+	$PSQL <<'SQL'
+INSERT INTO device (serial, model, firmware, public_key, attestation,
+    attestation_ok, host, status, psu_id, enrolled_at)
+SELECT 'BENCH' || substr(p.username, 11), 'bench', '1',
+    '\x04'::bytea || sha256(convert_to(p.username, 'UTF8'))
+	|| sha256(convert_to(p.username || '.', 'UTF8')),
+    '\x00'::bytea, true, 'bench', 'active', p.id, now()
+FROM psu p WHERE p.username LIKE 'bench-psu-%'
+ON CONFLICT (serial) DO NOTHING;
+SQL
+}
+
 # bench_access_tokens FILE: a fresh access token for each bench consent,
 # "token<TAB>account resource id" per line (stored as SHA-256, as the
 # service does).

@@ -12,8 +12,8 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import CREDITOR, REDIRECT, SCT, payment_body, sql1
-from test_pis_payments_page import chromium, login_payment
+from conftest import CREDITOR, REDIRECT, SCT, chromium, payment_body, sql1
+from test_pis_payments_page import login_payment
 
 TEXTS = {
     "en-US": ("Authorise a payment", "waiting for your authorisation",

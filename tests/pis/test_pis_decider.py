@@ -7,8 +7,8 @@ import time
 
 from psd2lib import as_superuser, db_connect
 
-from conftest import (REDIRECT, SCT, balance, payment_row, sql, sql1,
-                      wait_for, wait_shown, wait_status)
+from conftest import (REDIRECT, balance, payment_row, sql, sql1, wait_for,
+                      wait_shown, wait_status)
 
 
 def decider_backends(db):

@@ -5,9 +5,8 @@ outcome itself and books; every other ending is one final state."""
 
 import time
 
-from conftest import (CREDITOR, INST, PAY, SCA_SECONDS, SCT, balance,
-                      payment_body, payment_row, sql, sql1, wait_shown,
-                      wait_status)
+from conftest import (CREDITOR, INST, SCT, balance, payment_row, sql, sql1,
+                      wait_shown, wait_status)
 
 
 def start(api, payer, **kw):

@@ -9,7 +9,7 @@ import os
 import signal
 import time
 
-from conftest import (SCA_SECONDS, SCT, balance, payment_row, sql, sql1,
+from conftest import (SCA_SECONDS, balance, payment_row, sql, sql1,
                       wait_for, wait_shown, wait_status)
 from psd2lib import db_connect, psd2ctl
 

@@ -5,33 +5,13 @@ reject reason (which the TPP is not told), in English and German, all
 output escaped; another PSU's payments are not shown."""
 
 import shutil
-import tempfile
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import (CREDITOR, REDIRECT, payment_body, wait_shown,
+from conftest import (CREDITOR, REDIRECT, chromium, payment_body, wait_shown,
                       wait_status)
-
-
-def chromium(lang):
-    profile = tempfile.mkdtemp(prefix="psd2-pis-chromium-")
-    opts = Options()
-    for a in ("--headless", "--no-sandbox", "--disable-gpu",
-              "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-              "--user-data-dir=" + profile, "--lang=" + lang):
-        opts.add_argument(a)
-    opts.add_experimental_option("prefs", {"intl.accept_languages": lang})
-    opts.binary_location = "/usr/bin/chromium"
-    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                         options=opts)
-    d.set_page_load_timeout(30)
-    return d, profile
 
 
 def login(driver, url, psu):

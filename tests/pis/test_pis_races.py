@@ -12,7 +12,7 @@ from decimal import Decimal
 import psycopg2
 import pytest
 
-from conftest import (API, LEASE_SECONDS, SCA_SECONDS, SCT, balance,
+from conftest import (API, LEASE_SECONDS, SCA_SECONDS, balance,
                       get_token, instance_conf, payment_body, payment_row,
                       sql, sql1, wait_for, wait_shown, wait_status)
 import psd2_fixtures

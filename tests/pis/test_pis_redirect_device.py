@@ -12,7 +12,6 @@ expire: unfinished by psd2_pis_redirect_seconds they end RJCT timed out,
 and a PSU who opens the page then sees that it expired."""
 
 import json
-import shutil
 import threading
 from decimal import Decimal
 
@@ -24,41 +23,16 @@ from selenium.webdriver.support.ui import WebDriverWait
 import psd2_fixtures
 import psd2lib
 from conftest import (API, NOK_REDIRECT, REDIRECT, SCA_SECONDS, SCT,
-                      balance, changed_at_sca, instance_conf, payment_body,
-                      payment_row, sql, sql1, wait_shown, wait_status)
-from test_pis_payments_page import chromium, login_payment
+                      balance, changed_at_sca, initiate_redirect,
+                      instance_conf, payment_row, sql, sql1, wait_shown,
+                      wait_status)
+from test_pis_payments_page import login_payment
 
 BUTTON = {"en-US": "Confirm on my authenticator",
           "de-DE": "Auf meinem Authenticator bestätigen"}
 WAITING = {"en-US": "Please confirm this payment on your authenticator.",
            "de-DE": "Bitte bestätigen Sie diese Zahlung auf Ihrem "
                     "Authenticator."}
-
-
-@pytest.fixture
-def browser():
-    made = []
-
-    def make(lang="en-US"):
-        d, profile = chromium(lang)
-        made.append((d, profile))
-        return d
-    yield make
-    for d, profile in made:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def initiate(api, payer, base=None, nok=True):
-    h = {"TPP-Redirect-URI": REDIRECT}
-    if nok:
-        h["TPP-Nok-Redirect-URI"] = NOK_REDIRECT
-    r = api.initiate(payer, decoupled=False, headers=h,
-                     body=payment_body(payer), base=base)
-    assert r.status_code == 201, r.text
-    b = r.json()
-    assert "scaRedirect" in b["_links"] and b["scaStatus"] == "received"
-    return b["paymentId"], b["_links"]["scaRedirect"]["href"]
 
 
 def challenges(db, pid):
@@ -105,7 +79,7 @@ def test_device_confirm_books_and_lands_on_redirect(lang, api, db, emulator,
     bal_body = json.dumps({"referenceId": ref}).encode()
     before = ais(api, payer, "/account/account-balance", bal_body)[
         "balances"][0]["balanceAmount"]["amount"]
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     driver = browser(lang)
     open_page(driver, server, href, payer)
     button = driver.find_element(By.ID, "authorise-device-submit")
@@ -162,7 +136,7 @@ def test_device_confirm_books_and_lands_on_redirect(lang, api, db, emulator,
 def test_device_decline_shows_reason_then_nok(api, db, emulator, server,
                                               browser, payer_factory):
     payer = payer_factory()
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     driver = browser("en-US")
     open_page(driver, server, href, payer)
     choose_device(driver)
@@ -192,7 +166,7 @@ def test_refresh_and_double_submit_make_one_challenge(api, db, emulator,
                                                       server, browser,
                                                       payer_factory):
     payer = payer_factory()
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     driver = browser("en-US")
     open_page(driver, server, href, payer)
     csrf = driver.find_element(By.NAME, "csrf").get_attribute("value")
@@ -251,7 +225,7 @@ def test_device_code_checked_before_booking(table, change, api, db, emulator,
     that records SCA (after the device's signature was verified; the
     decider books right after it) does not book."""
     payer = payer_factory()
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     driver = browser("en-US")
     open_page(driver, server, href, payer)
     choose_device(driver)
@@ -285,7 +259,7 @@ def test_redirect_payment_expires(api, db, emulator, server, browser,
     totp_payer = payer_factory(device=False)
     dev_payer = payer_factory()
     # Opened (started) but never finished, by TOTP ...
-    pid1, href1 = initiate(api, totp_payer, base=short_redirect.url)
+    pid1, href1 = initiate_redirect(api, totp_payer, base=short_redirect.url)
     driver = browser("en-US")
     login_payment(driver, server.url + href1, totp_payer.psu)
     WebDriverWait(driver, 20).until(
@@ -293,7 +267,7 @@ def test_redirect_payment_expires(api, db, emulator, server, browser,
     csrf = driver.find_element(By.NAME, "csrf").get_attribute("value")
     session = driver.get_cookie("psd2_session")["value"]
     # ... and never opened, by a PSU with an authenticator.
-    pid2, href2 = initiate(api, dev_payer, base=short_redirect.url)
+    pid2, href2 = initiate_redirect(api, dev_payer, base=short_redirect.url)
     for pid in (pid1, pid2):
         assert wait_status(db, pid, "RJCT", timeout=20) == \
             ("RJCT", "timed out", "failed")

@@ -11,8 +11,8 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import REDIRECT, payment_body, payment_row, sql, sql1
-from test_pis_payments_page import chromium, login_payment
+from conftest import chromium, initiate_redirect, payment_row, sql, sql1
+from test_pis_payments_page import login_payment
 
 
 @pytest.fixture
@@ -23,18 +23,10 @@ def driver():
     shutil.rmtree(profile, ignore_errors=True)
 
 
-def initiate(api, payer):
-    r = api.initiate(payer, decoupled=False,
-                     headers={"TPP-Redirect-URI": REDIRECT},
-                     body=payment_body(payer))
-    assert r.status_code == 201, r.text
-    return r.json()["paymentId"], r.json()["_links"]["scaRedirect"]["href"]
-
-
 def test_password_session_is_for_its_payment_only(api, db, server, driver,
                                                   payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer, nok=False)
     login_payment(driver, server.url + href, payer.psu)
     WebDriverWait(driver, 20).until(
         lambda d: d.find_elements(By.ID, "authorise-form"))
@@ -59,7 +51,7 @@ def test_password_session_is_for_its_payment_only(api, db, server, driver,
 
 def test_payment_login_lockout(api, db, server, driver, payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer, nok=False)
     url = server.url + href
     try:
         for _ in range(5):

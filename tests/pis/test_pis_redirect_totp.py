@@ -8,26 +8,14 @@ the authentication code (RTS Art. 5) checked again before booking (a row
 changed after SCA does not book: RJCT payment changed); lockout and the
 idle rule of the PSU login."""
 
-import shutil
-
 import pytest
 import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import (NOK_REDIRECT, REDIRECT, SCT, balance, changed_at_sca,
-                      payment_body, payment_row, sql, sql1, wait_status)
-from test_pis_payments_page import chromium, login_payment
-
-
-def initiate(api, payer, nok=True, amount="12.34"):
-    h = {"TPP-Redirect-URI": REDIRECT}
-    if nok:
-        h["TPP-Nok-Redirect-URI"] = NOK_REDIRECT
-    r = api.initiate(payer, decoupled=False, headers=h,
-                     body=payment_body(payer, amount=amount))
-    assert r.status_code == 201, r.text
-    return r.json()["paymentId"], r.json()["_links"]["scaRedirect"]["href"]
+                      initiate_redirect, payment_row, sql, sql1, wait_status)
+from test_pis_payments_page import login_payment
 
 
 class Page:
@@ -50,20 +38,6 @@ class Page:
             timeout=10, allow_redirects=False)
 
 
-@pytest.fixture
-def browser():
-    made = []
-
-    def make(lang="en-US"):
-        d, profile = chromium(lang)
-        made.append((d, profile))
-        return d
-    yield make
-    for d, profile in made:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
 def wrong_code(psu):
     """A code of no step near now (does not use up a fresh code)."""
     from psd2lib import current_step, totp_at
@@ -80,7 +54,7 @@ def wrong_code(psu):
 def test_totp_success_books_and_redirects(lang, button, api, db, server,
                                           browser, payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     driver = browser(lang)
     page = Page(driver, server, href, payer.psu)
     submit = driver.find_element(By.ID, "authorise-submit")
@@ -113,7 +87,7 @@ def test_totp_success_books_and_redirects(lang, button, api, db, server,
 
 def test_failure_redirects_to_nok(api, db, server, browser, payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     page = Page(browser(), server, href, payer.psu)
     # The TPP cancels while the page is open: authorising now fails.
     r = api.call("DELETE", "%s/%s" % (SCT, pid), payer.token)
@@ -126,7 +100,7 @@ def test_failure_redirects_to_nok(api, db, server, browser, payer_factory):
 def test_failure_without_nok_uri_shows_bank_page(api, db, server, browser,
                                                  payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer, nok=False)
+    pid, href = initiate_redirect(api, payer, nok=False)
     page = Page(browser(), server, href, payer.psu)
     assert api.call("DELETE", "%s/%s" % (SCT, pid),
                     payer.token).status_code == 204
@@ -137,7 +111,7 @@ def test_failure_without_nok_uri_shows_bank_page(api, db, server, browser,
 
 def test_csrf_refused(api, db, server, browser, payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     page = Page(browser(), server, href, payer.psu)
     code = payer.psu.totp()
     for csrf in ("", "x" * 40, page.csrf[:-4] + "AAAA"):
@@ -146,7 +120,7 @@ def test_csrf_refused(api, db, server, browser, payer_factory):
     # The token of this payment does not authorise another one, and the
     # password-only session is good for this payment's page alone (the
     # other one asks for the login) ...
-    pid2, href2 = initiate(api, payer)
+    pid2, href2 = initiate_redirect(api, payer)
     r = requests.post(server.url + href2, data={
         "csrf": page.csrf, "otp": code, "lang": "en"},
         cookies={"psd2_session": page.session}, timeout=10,
@@ -167,7 +141,7 @@ def test_changed_after_showing_is_refused(api, db, server, browser,
                                           payer_factory):
     """The form is bound to the values the page showed."""
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     page = Page(browser(), server, href, payer.psu)
     sql(db, "UPDATE payment SET amount_minor = 99900 WHERE id = %s", pid)
     r = page.post(payer.psu.totp())
@@ -190,7 +164,7 @@ def test_changed_after_sca_does_not_book(table, change, api, db, server,
     booking: a row changed in the very transaction that records SCA does
     not book (RJCT payment changed), however soon the booking runs."""
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     page = Page(browser(), server, href, payer.psu)
     with changed_at_sca(db, pid, table, change):
         r = page.post(payer.psu.totp())
@@ -210,7 +184,7 @@ def test_changed_after_sca_does_not_book(table, change, api, db, server,
 def test_unchanged_after_sca_books_by_the_sweep(api, db, server, browser,
                                                 payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     page = Page(browser(), server, href, payer.psu)
     sql(db, "ALTER TABLE payment DISABLE TRIGGER payment_notify")
     try:
@@ -222,7 +196,7 @@ def test_unchanged_after_sca_books_by_the_sweep(api, db, server, browser,
 
 def test_wrong_codes_lock_the_psu(api, db, server, browser, payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     page = Page(browser(), server, href, payer.psu)
     for _ in range(5):
         r = page.post(wrong_code(payer.psu))
@@ -241,7 +215,7 @@ def test_wrong_codes_lock_the_psu(api, db, server, browser, payer_factory):
 
 def test_used_code_refused(api, db, server, browser, payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     page = Page(browser(), server, href, payer.psu)
     last = sql1(db, "SELECT totp_last_step FROM psu WHERE username = %s",
                 payer.psu.username)
@@ -254,7 +228,7 @@ def test_used_code_refused(api, db, server, browser, payer_factory):
 def test_idle_session_goes_to_login(api, db, server, browser,
                                     payer_factory):
     payer = payer_factory(device=False)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     page = Page(browser(), server, href, payer.psu)
     sql(db, """UPDATE web_session SET expires_at = now() - interval '1 s'
                WHERE subject_kind = 'psu_payment' AND subject_id =
@@ -268,7 +242,7 @@ def test_idle_session_goes_to_login(api, db, server, browser,
 def test_psu_with_device_gets_no_totp_form(api, db, emulator, server,
                                            browser, payer_factory):
     payer = payer_factory(device=True)
-    pid, href = initiate(api, payer)
+    pid, href = initiate_redirect(api, payer)
     driver = browser()
     login_payment(driver, server.url + href, payer.psu)
     WebDriverWait(driver, 20).until(

@@ -347,8 +347,8 @@ BEGIN
 	UPDATE payment SET transaction_status = 'ACTC', status_at = now()
 	WHERE id = p_id;
 	-- The SCA outcome in the audit log, as the decider writes it for a
-	-- device confirmation (60_pis.sql).
-	PERFORM pis_audit_sca(p_id, NULL, NULL);
+	-- device confirmation (60_pis.sql), from the rows held here.
+	PERFORM pis_audit_confirmed(p_id, p.product, 'totp', NULL, p_psu_id);
 	outcome := 'ok';
 END;
 $$;
