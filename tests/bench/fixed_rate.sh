@@ -14,7 +14,11 @@
 # 2 cores would measure 4 processes contending for 2 cores instead. None
 # is pinned to a core (bench_conf): Kore pins worker 1 of every instance
 # to the same core. Each run starts after a checkpoint, and a first round
-# that is not counted warms the three setups (connection pools, caches).
+# that is not counted warms the setups (connection pools, caches). Shown
+# besides, not a target: the two one-worker instances without HAProxy
+# (a wrk each, at half the rate) against the one instance alone, which
+# separates what sharing the database costs from what spreading requests
+# over two servers through HAProxy costs.
 # wrk paces with tests/bench/paced.lua (Debian has no wrk2); the
 # machine's 2 cores are shared by wrk, HAProxy, the instances and
 # PostgreSQL, so this compares latency, not throughput.
@@ -81,6 +85,42 @@ paced_run() {
 	fi
 }
 
+# paced_direct KEY: the two one-worker instances without HAProxy, each
+# with a wrk of its own (one thread, half the connections) at RATE / 2 on
+# its half of one signed pool, at the same time; appends the slower of
+# the two p50s and p99s to KEY_p50s, KEY_p99s. Against "one instance
+# alone" this shows what sharing the database costs without the load
+# balancer's part.
+paced_direct() {
+	key=$1
+	bench_pool signed list $(( RATE * SECS * 12 / 10 + 1000 ))
+	awk 'NR % 2 == 1' "$OUT/pool" > "$OUT/pool1"
+	awk 'NR % 2 == 0' "$OUT/pool" > "$OUT/pool2"
+	psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
+	    -c CHECKPOINT
+	for i in 1 2; do
+		eval "url=\$half${i}_base"
+		POOL=$OUT/pool$i RATE=$(( RATE / 2 )) WRK_THREADS=1 wrk -t1 \
+		    -c$(( PACED_CONNS / 2 )) -d"${SECS}s" --timeout 10s \
+		    -s tests/bench/paced.lua "$url" > "$OUT/wrk$i.out" 2>&1 &
+		eval "direct_wrk$i=\$!"
+	done
+	wait "$direct_wrk1" "$direct_wrk2" || true
+	bench_fresh "two direct"
+	worst50=0 worst99=0
+	for i in 1 2; do
+		set -- $(grep '^PACED' "$OUT/wrk$i.out" || echo "PACED 0 0 0 0 0")
+		if [ "$2" = 0 ] || [ "$5" != 0 ] || [ "$6" != 0 ]; then
+			sed -n '/^first non-2xx/p' "$OUT/wrk$i.out" >&2
+			bench_fail "two direct (half$i): $2 ok req/s, $5 non-2xx, $6 socket errors"
+		fi
+		worst50=$(awk -v a="$worst50" -v b="$3" 'BEGIN { print (b > a ? b : a) }')
+		worst99=$(awk -v a="$worst99" -v b="$4" 'BEGIN { print (b > a ? b : a) }')
+	done
+	[ "$key" = warm ] && return 0
+	eval "${key}_p50s=\"\$${key}_p50s $worst50\" ${key}_p99s=\"\$${key}_p99s $worst99\""
+}
+
 # paced_report KEY NAME: the medians of KEY's 3 runs; sets P50 and P99.
 paced_report() {
 	eval "p50s=\$${1}_p50s p99s=\$${1}_p99s cpu_us=\${${1}_cpu:-}"
@@ -111,14 +151,20 @@ else
 	# drifts (this machine's cores are shared) then falls on all three
 	# alike, not on whichever was measured last.
 	alone_p50s= alone_p99s= one_p50s= one_p99s= one_cpu= two_p50s= two_p99s= two_cpu=
+	direct_p50s= direct_p99s=
 	for round in warm 1 2 3; do
-		if [ "$round" = warm ]; then a=warm o=warm t=warm
-		else a=alone o=one t=two; fi
+		if [ "$round" = warm ]; then a=warm o=warm t=warm d=warm
+		else a=alone o=one t=two d=direct; fi
 		paced_run $a "one instance alone" "$whole_base"
+		paced_direct $d
 		paced_run $o "one behind HAProxy" "http://127.0.0.1:$hp1_port" "$one_hpid"
 		paced_run $t "two behind HAProxy" "http://127.0.0.1:$hp2_port" "$two_hpid"
 	done
 	paced_report alone "one instance alone"
+	alone50=$P50 alone99=$P99
+	paced_report direct "two (1 worker each), no HAProxy"
+	awk -v a="$P50" -v b="$alone50" -v c="$P99" -v d="$alone99" \
+	    'BEGIN { printf "two instances vs one, without HAProxy (the slower instance): p50 %+.0f%%, p99 %+.0f%% (shown, not a target)\n", 100 * (a / b - 1), 100 * (c / d - 1) }'
 	paced_report one "one behind HAProxy"
 	one50=$P50 one99=$P99
 	paced_report two "two (1 worker each) behind HAProxy"
