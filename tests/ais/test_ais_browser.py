@@ -2,16 +2,10 @@
 (Selenium): login with password and TOTP, the list, the revoke button;
 the TPP's token stops working at once."""
 
-import shutil
-import tempfile
-
 import pytest
 # Selenium is a dependency (tests/deps.sh: python3-selenium): without it
 # this suite fails at import, it does not skip.
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -21,20 +15,9 @@ from conftest import ACCOUNT_LIST, bearer_401, consent_of, get_tokens, sql
 
 @pytest.fixture
 def driver():
-    profile = tempfile.mkdtemp(prefix="psd2-ais-chromium-")
-    opts = Options()
-    for a in ("--headless", "--no-sandbox", "--disable-gpu",
-              "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-              "--user-data-dir=" + profile, "--lang=en-US"):
-        opts.add_argument(a)
-    opts.binary_location = "/usr/bin/chromium"
-    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                         options=opts)
-    d.set_page_load_timeout(30)
+    d = psd2lib.chromium()
     yield d
-    d.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    psd2lib.quit_chromium(d)
 
 
 def test_browser_revoke(driver, api, db, service_setup, server):

@@ -8,7 +8,6 @@ wire. The Kore side of each fix is a patch in conf/kore-patches/ (0011 to
 """
 
 import json
-import os
 import re
 import socket
 import time
@@ -142,6 +141,36 @@ def token_form(client, code):
         ("Authorization", psd2lib.basic_auth(client.client_id,
                                              client.secret)),
         ("Content-Type", "application/x-www-form-urlencoded")], body=body)
+
+
+# --------------------------------------------------------------------------
+# connections spread over the workers
+
+def test_pooled_connections_spread_over_workers(server):
+    """A load balancer's pool grows one keep-alive connection at a time:
+    those connections are spread over the instance's workers (Kore patch
+    0031 with conf/base.conf's worker_accept_threshold 1), not all held
+    by whichever worker had Kore's accept lock first while the others
+    idle."""
+    kids = psd2lib.children(server.proc.pid)
+    conns = []
+    try:
+        for _ in range(24):
+            c = Conn(server.port)
+            c.send(req())
+            assert c.response()[0] == 200
+            conns.append(c)
+        held = psd2lib.connections_held(
+            server.port, [c.sock.getsockname()[1] for c in conns], kids)
+    finally:
+        for c in conns:
+            c.close()
+    assert sum(held.values()) == len(conns), held
+    workers = sorted(n for n in held.values() if n)
+    # conf/test.conf runs 2 workers: 12 each (patch 0031), give or take
+    # a deferral that timed out.
+    assert len(workers) == 2, held
+    assert workers[1] - workers[0] <= 2, held
 
 
 # --------------------------------------------------------------------------

@@ -5,9 +5,7 @@ callback server on 127.0.0.1:8000 in this process."""
 import http.server
 import json
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -15,9 +13,7 @@ import urllib.parse
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 
 import pytest  # noqa: E402
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
+import psd2lib  # noqa: E402
 
 from psd2_fixtures import *  # noqa: E402,F401,F403
 
@@ -93,46 +89,19 @@ def callback_server():
     srv.close()
 
 
-def new_driver(javascript=True):
-    profile = tempfile.mkdtemp(prefix="psd2-chromium-")
-    opts = Options()
-    for a in ("--headless", "--no-sandbox", "--disable-gpu",
-              "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-              "--user-data-dir=" + profile, "--window-size=1200,1000",
-              "--lang=en-US"):
-        opts.add_argument(a)
-    opts.binary_location = "/usr/bin/chromium"
-    if not javascript:
-        opts.add_experimental_option(
-            "prefs", {"profile.managed_default_content_settings.javascript": 2})
-    opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                         options=opts)
-    d.set_page_load_timeout(30)
-    d._psd2_profile = profile
-    return d
-
-
-def quit_driver(d):
-    try:
-        d.quit()
-    finally:
-        shutil.rmtree(d._psd2_profile, ignore_errors=True)
-
-
 @pytest.fixture
 def driver():
-    d = new_driver()
+    # The performance log: callback_requests() reads the TPP's callback.
+    d = psd2lib.chromium(performance_log=True)
     yield d
-    quit_driver(d)
+    psd2lib.quit_chromium(d)
 
 
 @pytest.fixture
 def nojs_driver():
-    d = new_driver(javascript=False)
+    d = psd2lib.chromium(javascript=False, performance_log=True)
     yield d
-    quit_driver(d)
+    psd2lib.quit_chromium(d)
 
 
 def document_statuses(d):

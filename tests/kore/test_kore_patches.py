@@ -20,9 +20,13 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import sys
 import time
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from psd2lib import children, connections_held  # noqa: E402
 
 APP = os.environ.get("KT_ECHO_APP", "build/tests/kore/echo_app")
 SANITIZE = bool(os.environ.get("KT_SANITIZE"))
@@ -104,6 +108,7 @@ domain %(name)s {
        "key": key(name.split(".")[0] + ".key"), "extra": extra, "d": d}
     conf = """workers 2
 worker_max_connections 128
+worker_accept_threshold 1
 pidfile %(d)s/kt.pid
 tls_dhparam %(kd)s/dh.pem
 http_header_max %(hm)d
@@ -135,14 +140,6 @@ domain * {
     with open(path, "w") as f:
         f.write(conf)
     return path
-
-
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return sorted(int(x) for x in f.read().split())
-    except OSError:
-        return []
 
 
 class Server:
@@ -818,6 +815,31 @@ def test_no_hsts_on_plain_http(srv):
     assert "strict-transport-security" not in h
     status, h, _, _ = request(srv.plain_port, build(path="/nope"))
     assert "strict-transport-security" not in h
+
+
+# --------------------------------------------------------------------------
+# New connections to the worker holding the fewest (patch 0031)
+
+def test_accept_spreads_serial_connections(srv):
+    """Keep-alive connections opened one after another (a load
+    balancer's pool) are spread evenly over the two workers; stock Kore
+    gave them all, or nearly all, to one worker."""
+    socks = []
+    try:
+        for _ in range(24):
+            s = socket.create_connection(("127.0.0.1", srv.plain_port),
+                                         timeout=10)
+            socks.append(s)
+            s.sendall(build(path="/static"))
+            assert parse(recv_all(s))[0] == 200
+        held = connections_held(
+            srv.plain_port, [s.getsockname()[1] for s in socks], srv.pids)
+    finally:
+        for s in socks:
+            s.close()
+    counts = sorted(n for n in held.values() if n)
+    assert sum(counts) == 24 and len(counts) == 2, held
+    assert counts[1] - counts[0] <= 2, held
 
 
 # --------------------------------------------------------------------------

@@ -13,11 +13,11 @@ import email.utils
 import hashlib
 import hmac
 import itertools
-import json
 import os
 import random
 import re
 import secrets
+import shutil
 import signal
 import socket
 import struct
@@ -102,6 +102,42 @@ SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error:",
 
 UUID_RE = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+
+
+def children(pid):
+    """The pids of process pid's children (Kore: workers, keymgr)."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return sorted(int(x) for x in f.read().split())
+    except OSError:
+        return []
+
+
+def connections_held(port, client_ports, pids):
+    """pid -> how many of the loopback connections from client_ports to
+    the listener on port that process holds (the service's end, matched
+    by socket inode between /proc/net/tcp and /proc/PID/fd)."""
+    wanted = set(client_ports)
+    inodes = set()
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            cols = line.split()
+            if (int(cols[1].split(":")[1], 16) == port and
+                    int(cols[2].split(":")[1], 16) in wanted):
+                inodes.add("socket:[%s]" % cols[9])
+    assert len(inodes) == len(wanted), (len(inodes), len(wanted))
+    held = {}
+    for pid in pids:
+        fd_dir = "/proc/%d/fd" % pid
+        links = set()
+        for fd in os.listdir(fd_dir):
+            try:
+                links.add(os.readlink(os.path.join(fd_dir, fd)))
+            except OSError:
+                pass
+        held[pid] = len(links & inodes)
+    return held
 
 
 def bin_dir():
@@ -988,6 +1024,50 @@ def rows_written(before, after):
     expired rows at any time."""
     return sorted(t for t in after
                   if after[t] - before.get(t, set()))
+
+
+# --------------------------------------------------------------------------
+# A real browser: headless Chromium (Selenium), as every browser suite starts it
+
+def chromium(lang="en-US", javascript=True, performance_log=False):
+    """Headless Chromium with a fresh profile (d._psd2_profile) asking
+    for lang; quit it with quit_chromium(). The flags are those a root
+    user without network needs (tests/README: Debian's chromium)."""
+    # Imported here: only the browser suites need Selenium.
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    profile = tempfile.mkdtemp(prefix="psd2-chromium-")
+    opts = Options()
+    for a in ("--headless", "--no-sandbox", "--disable-gpu",
+              "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+              "--user-data-dir=" + profile, "--window-size=1200,1000",
+              "--lang=" + lang):
+        opts.add_argument(a)
+    prefs = {"intl.accept_languages": lang}
+    if not javascript:
+        prefs["profile.managed_default_content_settings.javascript"] = 2
+    opts.add_experimental_option("prefs", prefs)
+    if performance_log:
+        opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    opts.binary_location = "/usr/bin/chromium"
+    try:
+        d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
+                             options=opts)
+    except Exception:
+        shutil.rmtree(profile, ignore_errors=True)
+        raise
+    d.set_page_load_timeout(30)
+    d._psd2_profile = profile
+    return d
+
+
+def quit_chromium(d):
+    try:
+        d.quit()
+    finally:
+        shutil.rmtree(d._psd2_profile, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------

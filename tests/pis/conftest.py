@@ -19,11 +19,9 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -436,39 +434,18 @@ def initiate_redirect(api, payer, base=None, nok=True, amount="12.34"):
     return b["paymentId"], b["_links"]["scaRedirect"]["href"]
 
 
-def chromium(lang):
-    """Headless Chromium with a fresh profile, asking for lang."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-    profile = tempfile.mkdtemp(prefix="psd2-pis-chromium-")
-    opts = Options()
-    for a in ("--headless", "--no-sandbox", "--disable-gpu",
-              "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-              "--user-data-dir=" + profile, "--lang=" + lang):
-        opts.add_argument(a)
-    opts.add_experimental_option("prefs", {"intl.accept_languages": lang})
-    opts.binary_location = "/usr/bin/chromium"
-    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                         options=opts)
-    d.set_page_load_timeout(30)
-    return d, profile
-
-
 @pytest.fixture
 def browser():
     """browser(lang): a Chromium for this test, quit at its end."""
     made = []
 
     def make(lang="en-US"):
-        d, profile = chromium(lang)
-        made.append((d, profile))
+        d = psd2lib.chromium(lang)
+        made.append(d)
         return d
     yield make
-    for d, profile in made:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+    for d in made:
+        psd2lib.quit_chromium(d)
 
 
 def tpp_error(r, status, code, path=None):

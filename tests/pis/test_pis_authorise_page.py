@@ -12,7 +12,7 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import CREDITOR, REDIRECT, SCT, chromium, payment_body, sql1
+from conftest import CREDITOR, REDIRECT, SCT, payment_body, sql1
 from test_pis_payments_page import login_payment
 
 TEXTS = {
@@ -30,7 +30,7 @@ def sca_status(api, payer, pid, aid):
 
 
 @pytest.mark.parametrize("lang", sorted(TEXTS))
-def test_authorise_page(lang, api, db, server, payer_factory):
+def test_authorise_page(lang, api, db, server, payer_factory, browser):
     title, waiting, unknown = TEXTS[lang]
     payer = payer_factory(device=False)
     r = api.initiate(payer, decoupled=False,
@@ -44,56 +44,51 @@ def test_authorise_page(lang, api, db, server, payer_factory):
     assert href == "/auth/payments/%s/authorise" % pid
     assert sca_status(api, payer, pid, aid) == "received"
 
-    driver, profile = chromium(lang)
-    try:
-        driver.get(server.url + href)
-        # Opened: started, though nobody has logged in yet.
-        assert driver.find_elements(By.ID, "username")
-        assert sca_status(api, payer, pid, aid) == "started"
-        assert pid not in driver.page_source.replace(href, "")
-        login_payment(driver, server.url + href, payer.psu)
-        WebDriverWait(driver, 20).until(
-            lambda d: d.find_elements(By.ID, "payment-%s" % pid))
-        assert driver.current_url.endswith(href)
-        assert driver.find_element(By.TAG_NAME, "h1").text == title
-        p = driver.find_element(By.ID, "payment-%s" % pid)
-        assert p.find_element(By.CLASS_NAME, "payment-amount").text == \
-            "98 765.40 EUR"
-        assert p.find_element(By.CLASS_NAME, "payment-payee").text == \
-            "Ärzte <i>&</i> Söhne"
-        assert p.find_elements(By.CSS_SELECTOR, ".payment-payee i") == []
-        assert p.find_element(By.CLASS_NAME,
-                              "payment-creditor-iban").text == CREDITOR
-        assert p.find_element(By.CLASS_NAME,
-                              "payment-debtor-iban").text == payer.iban
-        assert p.find_element(By.CLASS_NAME, "payment-status").text == \
-            waiting
-        assert p.get_attribute("data-sca-status") == "started"
-        # Opening again changes nothing.
-        assert sca_status(api, payer, pid, aid) == "started"
+    driver = browser(lang)
+    driver.get(server.url + href)
+    # Opened: started, though nobody has logged in yet.
+    assert driver.find_elements(By.ID, "username")
+    assert sca_status(api, payer, pid, aid) == "started"
+    assert pid not in driver.page_source.replace(href, "")
+    login_payment(driver, server.url + href, payer.psu)
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.ID, "payment-%s" % pid))
+    assert driver.current_url.endswith(href)
+    assert driver.find_element(By.TAG_NAME, "h1").text == title
+    p = driver.find_element(By.ID, "payment-%s" % pid)
+    assert p.find_element(By.CLASS_NAME, "payment-amount").text == \
+        "98 765.40 EUR"
+    assert p.find_element(By.CLASS_NAME, "payment-payee").text == \
+        "Ärzte <i>&</i> Söhne"
+    assert p.find_elements(By.CSS_SELECTOR, ".payment-payee i") == []
+    assert p.find_element(By.CLASS_NAME,
+                          "payment-creditor-iban").text == CREDITOR
+    assert p.find_element(By.CLASS_NAME,
+                          "payment-debtor-iban").text == payer.iban
+    assert p.find_element(By.CLASS_NAME, "payment-status").text == \
+        waiting
+    assert p.get_attribute("data-sca-status") == "started"
+    # Opening again changes nothing.
+    assert sca_status(api, payer, pid, aid) == "started"
 
-        # Another PSU's payment and a made-up id: unknown, nothing shown.
-        other = payer_factory(device=False)
-        r = api.initiate(other, decoupled=False,
-                         headers={"TPP-Redirect-URI": REDIRECT})
-        assert r.status_code == 201, r.text
-        opid = r.json()["paymentId"]
-        for id_ in (opid, str(uuid.uuid4())):
-            # The password-only session is good for its own payment's
-            # page alone: another id asks for the login again ...
-            url = server.url + "/auth/payments/%s/authorise" % id_
-            driver.get(url)
-            assert driver.find_elements(By.ID, "username")
-            assert driver.find_elements(By.ID, "payment-%s" % id_) == []
-            # ... and after it, that payment is unknown to this PSU.
-            login_payment(driver, url, payer.psu)
-            assert driver.find_elements(By.ID, "payment-%s" % id_) == []
-            assert unknown in driver.page_source
-        assert other.psu.accounts[0][0] not in driver.page_source
-    finally:
-        driver.quit()
-        import shutil
-        shutil.rmtree(profile, ignore_errors=True)
+    # Another PSU's payment and a made-up id: unknown, nothing shown.
+    other = payer_factory(device=False)
+    r = api.initiate(other, decoupled=False,
+                     headers={"TPP-Redirect-URI": REDIRECT})
+    assert r.status_code == 201, r.text
+    opid = r.json()["paymentId"]
+    for id_ in (opid, str(uuid.uuid4())):
+        # The password-only session is good for its own payment's
+        # page alone: another id asks for the login again ...
+        url = server.url + "/auth/payments/%s/authorise" % id_
+        driver.get(url)
+        assert driver.find_elements(By.ID, "username")
+        assert driver.find_elements(By.ID, "payment-%s" % id_) == []
+        # ... and after it, that payment is unknown to this PSU.
+        login_payment(driver, url, payer.psu)
+        assert driver.find_elements(By.ID, "payment-%s" % id_) == []
+        assert unknown in driver.page_source
+    assert other.psu.accounts[0][0] not in driver.page_source
 
 
 def test_authorise_page_decoupled_untouched(api, db, emulator, server,

@@ -4,13 +4,12 @@ payments with amount, payee, debtor account, status and the specific
 reject reason (which the TPP is not told), in English and German, all
 output escaped; another PSU's payments are not shown."""
 
-import shutil
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import (CREDITOR, REDIRECT, chromium, payment_body, wait_shown,
+from conftest import (CREDITOR, REDIRECT, payment_body, wait_shown,
                       wait_status)
 
 
@@ -52,7 +51,8 @@ TEXTS = {
 
 
 @pytest.mark.parametrize("lang", sorted(TEXTS))
-def test_payments_page(lang, api, db, emulator, server, payer_factory):
+def test_payments_page(lang, api, db, emulator, server, payer_factory,
+                       browser):
     title, waiting, rejected, reason = TEXTS[lang]
     payer = payer_factory(balance=1000)
     # A redirect payment not yet authorised, with markup in the payee name.
@@ -79,47 +79,43 @@ def test_payments_page(lang, api, db, emulator, server, payer_factory):
     assert r.status_code == 201, r.text
     other_pid = r.json()["paymentId"]
 
-    driver, profile = chromium(lang)
-    try:
-        login(driver, server.url + "/auth/payments", payer.psu)
-        WebDriverWait(driver, 20).until(
-            lambda d: d.find_elements(By.ID, "payment-%s" % waiting_pid))
-        assert driver.current_url.endswith("/auth/payments")
-        assert driver.find_element(By.TAG_NAME, "h1").text == title
-        items = driver.find_elements(By.CSS_SELECTOR, "li.payment")
-        ids = [i.get_attribute("id") for i in items]
-        # Newest first, only this PSU's.
-        assert ids == ["payment-%s" % rejected_pid,
-                       "payment-%s" % waiting_pid]
-        assert "payment-%s" % other_pid not in driver.page_source
+    driver = browser(lang)
+    login(driver, server.url + "/auth/payments", payer.psu)
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.ID, "payment-%s" % waiting_pid))
+    assert driver.current_url.endswith("/auth/payments")
+    assert driver.find_element(By.TAG_NAME, "h1").text == title
+    items = driver.find_elements(By.CSS_SELECTOR, "li.payment")
+    ids = [i.get_attribute("id") for i in items]
+    # Newest first, only this PSU's.
+    assert ids == ["payment-%s" % rejected_pid,
+                   "payment-%s" % waiting_pid]
+    assert "payment-%s" % other_pid not in driver.page_source
 
-        w = driver.find_element(By.ID, "payment-%s" % waiting_pid)
-        # Escaped: the name shows as typed, no element was made of it.
-        assert w.find_element(By.CLASS_NAME, "payment-payee").text == \
-            "<b>Max</b> & Co"
-        assert w.find_elements(By.CSS_SELECTOR, ".payment-payee b") == []
-        assert w.find_element(By.CLASS_NAME, "payment-amount").text == \
-            "1 234.50 EUR"
-        assert w.find_element(By.CLASS_NAME,
-                              "payment-creditor-iban").text == CREDITOR
-        assert w.find_element(By.CLASS_NAME,
-                              "payment-debtor-iban").text == payer.iban
-        assert w.find_element(By.CLASS_NAME,
-                              "payment-status").text == waiting
-        assert w.find_elements(By.CLASS_NAME, "payment-reason") == []
-        assert w.get_attribute("data-status") == "RCVD"
+    w = driver.find_element(By.ID, "payment-%s" % waiting_pid)
+    # Escaped: the name shows as typed, no element was made of it.
+    assert w.find_element(By.CLASS_NAME, "payment-payee").text == \
+        "<b>Max</b> & Co"
+    assert w.find_elements(By.CSS_SELECTOR, ".payment-payee b") == []
+    assert w.find_element(By.CLASS_NAME, "payment-amount").text == \
+        "1 234.50 EUR"
+    assert w.find_element(By.CLASS_NAME,
+                          "payment-creditor-iban").text == CREDITOR
+    assert w.find_element(By.CLASS_NAME,
+                          "payment-debtor-iban").text == payer.iban
+    assert w.find_element(By.CLASS_NAME,
+                          "payment-status").text == waiting
+    assert w.find_elements(By.CLASS_NAME, "payment-reason") == []
+    assert w.get_attribute("data-status") == "RCVD"
 
-        j = driver.find_element(By.ID, "payment-%s" % rejected_pid)
-        assert j.get_attribute("data-status") == "RJCT"
-        assert j.find_element(By.CLASS_NAME, "payment-amount").text == \
-            "12.34 EUR"
-        assert j.find_element(By.CLASS_NAME,
-                              "payment-status").text == rejected
-        assert j.find_element(By.CLASS_NAME,
-                              "payment-reason").text == reason
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+    j = driver.find_element(By.ID, "payment-%s" % rejected_pid)
+    assert j.get_attribute("data-status") == "RJCT"
+    assert j.find_element(By.CLASS_NAME, "payment-amount").text == \
+        "12.34 EUR"
+    assert j.find_element(By.CLASS_NAME,
+                          "payment-status").text == rejected
+    assert j.find_element(By.CLASS_NAME,
+                          "payment-reason").text == reason
 
 
 def test_payments_page_needs_login(server):

@@ -4,23 +4,18 @@ alone opens a session for that payment's page only, never for the
 PSU's other pages (payments list, consents), which keep asking for
 password and TOTP; the password's lockout is that of the PSU login."""
 
-import shutil
-
 import pytest
 import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import chromium, initiate_redirect, payment_row, sql, sql1
+from conftest import initiate_redirect, payment_row, sql, sql1
 from test_pis_payments_page import login_payment
 
 
 @pytest.fixture
-def driver():
-    d, profile = chromium("en-US")
-    yield d
-    d.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+def driver(browser):
+    return browser("en-US")
 
 
 def test_password_session_is_for_its_payment_only(api, db, server, driver,

@@ -13,8 +13,7 @@ import pytest  # noqa: E402
 import psd2lib  # noqa: E402
 from psd2_fixtures import *  # noqa: E402,F401,F403
 from psd2_fixtures import _servers  # noqa: E402
-from staff_lib import (STAFF_PORT, make_staff, new_driver,  # noqa: E402
-                       quit_driver)
+from staff_lib import STAFF_PORT, make_staff  # noqa: E402
 
 
 def staff_conf():
@@ -57,16 +56,16 @@ def _running_staff(staff_server):
 
 @pytest.fixture
 def driver():
-    d = new_driver()
+    d = psd2lib.chromium()
     yield d
-    quit_driver(d)
+    psd2lib.quit_chromium(d)
 
 
 @pytest.fixture
 def nojs_driver():
-    d = new_driver(javascript=False)
+    d = psd2lib.chromium(javascript=False)
     yield d
-    quit_driver(d)
+    psd2lib.quit_chromium(d)
 
 
 @pytest.fixture

@@ -2,12 +2,7 @@
 Chromium, audit rows."""
 
 import secrets
-import shutil
-import tempfile
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -95,29 +90,3 @@ def audit_max_id(db):
     return cur.fetchone()[0]
 
 
-def new_driver(javascript=True):
-    """Headless Chromium as tests/browser starts it."""
-    profile = tempfile.mkdtemp(prefix="psd2-chromium-")
-    opts = Options()
-    for a in ("--headless", "--no-sandbox", "--disable-gpu",
-              "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-              "--user-data-dir=" + profile, "--window-size=1200,1000",
-              "--lang=en-US"):
-        opts.add_argument(a)
-    opts.binary_location = "/usr/bin/chromium"
-    if not javascript:
-        opts.add_experimental_option(
-            "prefs", {"profile.managed_default_content_settings.javascript": 2})
-    d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"),
-                         options=opts)
-    d.set_page_load_timeout(30)
-    d._psd2_profile = profile
-    return d
-
-
-def quit_driver(d):
-    try:
-        d.quit()
-    finally:
-        shutil.rmtree(d._psd2_profile, ignore_errors=True)
