@@ -5,7 +5,8 @@
 # half of one instance's capacity (issue 11; fixed_capacity below), median
 # of 3 runs each, for one instance alone, one behind HAProxy, and two
 # behind HAProxy (target: no more than 10% worse than one behind HAProxy,
-# in p50 and p99), and HAProxy's CPU per request.
+# in p50 and p99), and the CPU per answer of the instances, of PostgreSQL
+# and of HAProxy (the README's scaling argument).
 # The instances are this section's own, started together with the same
 # settings and history: "whole" with two workers (alone and behind
 # HAProxy), "half1" and "half2" with one each, so that the comparison

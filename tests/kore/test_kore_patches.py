@@ -19,8 +19,8 @@ import signal
 import socket
 import ssl
 import subprocess
-import tempfile
 import sys
+import tempfile
 import time
 
 import pytest

@@ -1031,8 +1031,8 @@ def rows_written(before, after):
 
 def chromium(lang="en-US", javascript=True, performance_log=False):
     """Headless Chromium with a fresh profile (d._psd2_profile) asking
-    for lang; quit it with quit_chromium(). The flags are those a root
-    user without network needs (tests/README: Debian's chromium)."""
+    for lang; quit it with quit_chromium(). The flags are those Debian's
+    chromium needs as root on a machine without network."""
     # Imported here: only the browser suites need Selenium.
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
