@@ -254,14 +254,6 @@ def test_outage_under_load_then_recovery(server, signer, grant, dbinfo,
     unavailable(down[-1][3], server)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def conf_with(port, name, replace):
     """A derived test configuration on port with some lines replaced
     (first word -> whole new line)."""
@@ -286,7 +278,7 @@ def test_first_connection_while_database_down(service_setup, signer, grant,
     here (a query bound to a callback, not to a request) through the
     outage (about 3 s) and after it."""
     client, tok = grant
-    port = free_port()
+    port = psd2lib.free_port()
     cluster("stop")
     conf = conf_with(port, "psd2gate-dbdown",
                      {"psd2_purge_interval": "psd2_purge_interval 1"})
@@ -335,7 +327,7 @@ def test_unreachable_database_does_not_stall_the_worker(service_setup,
     hole = socket.socket()
     hole.bind(("127.0.0.1", 0))
     hole.listen(64)             # the kernel completes handshakes; no reply
-    port = free_port()
+    port = psd2lib.free_port()
     conf = conf_with(port, "psd2gate-blackhole", {
         "workers": "workers 1",
         "psd2_db": "psd2_db host=127.0.0.1 port=%d dbname=psd2gate "

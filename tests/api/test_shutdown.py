@@ -19,12 +19,6 @@ import psd2lib
 REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def burst(port, n):
     """n connections, each one request, written together; answers are
     read (or the connection's end) before the sockets close."""
@@ -43,7 +37,7 @@ def burst(port, n):
 def test_sigterm_in_a_burst_stops_within_seconds(service_setup):
     rnd = random.Random(8)
     for trial in range(8):
-        port = free_port()
+        port = psd2lib.free_port()
         srv = psd2lib.Server("conf/test.conf", port, "shutdown-%d" % trial,
                              psd2lib.CONF_MAIN_PORT)
         srv.start()

@@ -4,7 +4,6 @@ kernel."""
 
 import os
 import re
-import socket
 import subprocess
 
 import requests
@@ -21,9 +20,7 @@ def ha_port(n):
     if os.environ.get("PSD2_HA_PORT"):
         return int(os.environ["PSD2_HA_PORT"]) + n
     if n not in _ports:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            _ports[n] = s.getsockname()[1]
+        _ports[n] = psd2lib.free_port(set(_ports.values()))
     return _ports[n]
 
 

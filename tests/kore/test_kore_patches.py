@@ -26,7 +26,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from psd2lib import children, connections_held  # noqa: E402
+from psd2lib import children, connections_held, free_port  # noqa: E402
 
 APP = os.environ.get("KT_ECHO_APP", "build/tests/kore/echo_app")
 SANITIZE = bool(os.environ.get("KT_SANITIZE"))
@@ -36,12 +36,6 @@ HEADER_MAX = 16384
 START_TIMEOUT = 60 if SANITIZE else 20
 HEADER_TIMEOUT = 3      # http_header_timeout and http_body_timeout
 KEEPALIVE = 2           # http_keepalive_time
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def sh(*args, cwd):
@@ -146,7 +140,7 @@ class Server:
     def __init__(self, d, keydir, privsep=False):
         self.d = d
         self.tls_port = free_port()
-        self.plain_port = free_port()
+        self.plain_port = free_port((self.tls_port,))
         self.conf = write_conf(d, self.tls_port, self.plain_port, keydir,
                                privsep)
         if privsep:

@@ -104,6 +104,19 @@ UUID_RE = re.compile(
     r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 
 
+def free_port(taken=()):
+    """A port the kernel calls free on 127.0.0.1, other than those in
+    taken: the kernel may hand out the same port again once the probing
+    socket is closed, and two listeners of one instance on one port
+    fail to start (seen in the ha suite)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in taken:
+            return port
+
+
 def children(pid):
     """The pids of process pid's children (Kore: workers, keymgr)."""
     try:

@@ -15,7 +15,6 @@ OpenAPI response checker leaves alone."""
 
 import os
 import secrets
-import socket
 import time
 
 import pytest
@@ -27,19 +26,13 @@ from conftest import (PAY, instance_conf, payment_row, sql, sql1, wait_for,
 from psd2lib import Page, fresh_totp, psd2ctl, random_base32, unique
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-STAFF_PORT = psd2lib.test_port("PSD2_TEST_STAFF_PORT", free_port())
+STAFF_PORT = psd2lib.test_port("PSD2_TEST_STAFF_PORT", psd2lib.free_port())
 STAFF_URL = "http://localhost:%d" % STAFF_PORT
 
 
 @pytest.fixture(scope="module")
 def staff_server(service_setup):
-    port = free_port()
+    port = psd2lib.free_port((STAFF_PORT,))
     path = instance_conf("psd2gate-pis-staff", port)
     with open(path) as f:
         text = f.read()

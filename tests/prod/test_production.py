@@ -24,7 +24,6 @@ import socket
 import ssl
 import subprocess
 import time
-import urllib.parse
 
 import psycopg2
 import pytest
@@ -38,18 +37,12 @@ from psd2lib import PsuBrowser, location_params, random_base32, random_iban
 PORT = psd2lib.test_port("PSD2_TEST_PROD_PORT", 18983)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # The staff and metrics listeners (internal addresses in production.conf),
 # on 127.0.0.1: the staff pages over TLS as their internal host name, the
 # metrics as "localhost". Neither is the TPP-facing interface, so
 # tests/lib/openapi_check.py leaves their answers alone.
-STAFF_PORT = _free_port()
-METRICS_PORT = _free_port()
+STAFF_PORT = psd2lib.free_port()
+METRICS_PORT = psd2lib.free_port((STAFF_PORT,))
 STAFF = "staff.psd2.bank.internal"
 STAFF_URL = "https://%s:%d" % (STAFF, STAFF_PORT)
 METRICS_URL = "http://localhost:%d" % METRICS_PORT
