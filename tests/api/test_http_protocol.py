@@ -453,9 +453,7 @@ def short_timeouts(service_setup):
     """psd2gate with http_keepalive_time 2, http_header_timeout 3 and
     http_body_timeout 3 on a free port (a derived copy of
     conf/test.conf)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = psd2lib.free_port()
     path = psd2lib.derived_conf("conf/test.conf", port, "short-timeouts")
     with open(path, "a") as f:
         f.write("\n# test_http_protocol.py: short timeouts\n"
