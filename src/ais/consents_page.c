@@ -17,7 +17,7 @@
 #include <http.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "oauth/login.h"

@@ -14,7 +14,7 @@
 #include <http.h>
 #include <pgsql.h>
 
-#include "app/app.h"
+#include "common/config.h"
 #include "app/housekeeping.h"
 #include "ais/ais.h"
 #include "api/respond.h"

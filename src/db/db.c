@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "db/db.h"
 #include "metrics/metrics.h"
 

@@ -24,7 +24,7 @@
 
 #include "api/respond.h"
 #include "metrics/metrics.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "oauth/login.h"

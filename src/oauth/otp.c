@@ -24,7 +24,7 @@
 
 #include "api/respond.h"
 #include "metrics/metrics.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "common/secretbox.h"

@@ -21,7 +21,7 @@
 #include "api/peer.h"
 #include "api/respond.h"
 #include "metrics/metrics.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/client_secret.h"
 #include "common/crypto.h"
 #include "common/encoding.h"

@@ -42,7 +42,7 @@
 #include "devsig.h"
 #include "metrics/metrics.h"
 #include "pis/booking.h"
-#include "pis/pgconn.h"
+#include "db/pgconn.h"
 #include "pis/pis.h"
 
 #define DECIDE_BATCH	64

@@ -13,7 +13,7 @@
 
 #include <kore.h>
 
-#include "pis/pgconn.h"
+#include "db/pgconn.h"
 
 #define PGCONN_BACKOFF_MIN	250
 #define PGCONN_BACKOFF_MAX	5000
