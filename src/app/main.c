@@ -122,7 +122,7 @@ void
 kore_worker_configure(void)
 {
 	kore_pgsql_register(APP_DB, settings_get("db", NULL));
-	respond_install_error_hook();
+	respond_install_hooks();
 	housekeeping_start();
 	audit_sealer_start();
 	pis_decider_start();

@@ -1,19 +1,16 @@
 /*
- * The one polling loop of the OAuth handlers (see oauth.h), as ais_finish
- * is for the AIS endpoints: a handler's steps say what they did, this
- * loop decides whether Kore re-enters the handler.
+ * The one polling loop of the handlers (see db.h): a handler's steps say
+ * what they did, this loop decides whether Kore re-enters the handler.
  */
 #include <sys/types.h>
 
 #include <kore.h>
 #include <http.h>
 
-#include "api/respond.h"
 #include "db/db.h"
-#include "oauth/oauth.h"
 
 int
-oauth_finish(struct http_request *req, struct db_query *q, oauth_step step,
+db_drive(struct http_request *req, struct db_query *q, db_step step,
     void *ctx, const char *what)
 {
 	for (;;) {
@@ -21,17 +18,19 @@ oauth_finish(struct http_request *req, struct db_query *q, oauth_step step,
 		case DB_PENDING:
 			return (KORE_RESULT_RETRY);
 		case DB_FAILED:
-			respond_server_error(req, what);
+			if (what == NULL)
+				break;
+			db_answer_failed(req, what);
 			return (KORE_RESULT_OK);
 		case DB_READY:
 			break;
 		}
 		switch (step(req, ctx)) {
-		case OAUTH_ANSWERED:
+		case DB_ANSWERED:
 			return (KORE_RESULT_OK);
-		case OAUTH_WAIT:
+		case DB_WAIT:
 			return (KORE_RESULT_RETRY);
-		case OAUTH_QUERY:
+		case DB_QUERY:
 			break;
 		}
 	}

@@ -35,7 +35,7 @@ LAYERS = [
 ]
 
 # These numbers may only go down.
-WRONG_WAY_MAX = 21
+WRONG_WAY_MAX = 2
 CIRCLES_MAX = 1
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
