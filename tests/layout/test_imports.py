@@ -65,18 +65,24 @@ def folder(path):
     return parts[1] if parts[0] == "src" else parts[0]
 
 
-def imports():
-    """(importing file, imported file) for every include across
-    folders."""
+def imports(across=True):
+    """(importing file, imported file) for every include across folders
+    (or every include at all)."""
     edges = []
     for src in sorted(sources()):
         with open(os.path.join(TOP, src), errors="replace") as f:
             text = f.read()
         for name in INCLUDE.findall(text):
             dst = resolve(src, name)
-            if dst is not None and folder(src) != folder(dst):
+            if dst is not None and (not across or
+                                    folder(src) != folder(dst)):
                 edges.append((src, dst))
     return edges
+
+
+def module(path):
+    """A file's module: x.c with its x.h."""
+    return os.path.splitext(path)[0]
 
 
 def layer_of():
@@ -88,13 +94,13 @@ def wrong_way(edges):
     return [(s, d) for s, d in edges if rank[folder(d)] < rank[folder(s)]]
 
 
-def circles(edges):
-    """Folder circles: the strongly connected components of more than
-    one folder (Tarjan)."""
+def circles(edges, node=folder):
+    """Circles: the strongly connected components of more than one node
+    (a folder, or what node makes of a file), by Tarjan's algorithm."""
     graph = {}
     for s, d in edges:
-        graph.setdefault(folder(s), set()).add(folder(d))
-        graph.setdefault(folder(d), set())
+        graph.setdefault(node(s), set()).add(node(d))
+        graph.setdefault(node(d), set())
     index, low, stack, on, found = {}, {}, [], set(), []
 
     def visit(v):
@@ -141,6 +147,9 @@ def test_imports_report():
         print("wrong way: %s -> %s" % (s, d))
     for c in circles(edges):
         print("circle: %s" % " ".join(c))
+    # Not a target, for comparison: circles of modules (x.c and x.h).
+    for c in circles(imports(across=False), module):
+        print("module circle: %s" % " ".join(c))
 
 
 def test_every_folder_has_a_layer():
