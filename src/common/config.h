@@ -1,12 +1,10 @@
 /*
- * Process-wide state of psd2gate that every layer reads: the settings of
- * the configuration file as values, and the key rings. Loaded once in the
- * parent before the workers fork, read-only afterwards.
+ * Process-wide state of psd2gate: loaded once in the parent before the
+ * workers fork, read-only afterwards.
  */
 #ifndef PSD2_CONFIG_H
 #define PSD2_CONFIG_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "common/keyring.h"
@@ -32,20 +30,11 @@ extern struct keyring		app_form_keys;
 extern struct keyring		app_totp_keys;
 extern struct keyring		app_client_keys;	/* client secrets */
 
-/* The name psd2_db is registered under in Kore's pgsql layer. */
 #define APP_DB		"db"
 
-/*
- * Fills app_cfg from the loaded settings (settings_load), which
- * settings_validate() has checked before.
- */
+/* app_cfg from the settings, after settings_validate(). */
 void	config_load(void);
-
-/*
- * Loads the three key rings named by psd2_form_keys, psd2_totp_keys and
- * psd2_client_keys. Returns 0, or -1 with a message naming the setting
- * in err.
- */
+/* The key rings of psd2_*_keys: 0, or -1 with a message in err. */
 int	config_load_keys(char *, size_t);
 
 #endif
