@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "ais/ais.h"
+#include "api/request.h"
 
 int	ais_account_balance(struct http_request *);
 
@@ -33,7 +34,7 @@ balance_reference(struct http_request *req, struct xs2a_call *c)
 	size_t		 len;
 
 	out = NULL;
-	body = ais_body(req, BALANCE_BODY_MAX, &len);
+	body = request_body(req, BALANCE_BODY_MAX, &len);
 	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
 	    NULL;
 	if (body != NULL)

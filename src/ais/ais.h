@@ -29,9 +29,6 @@
 
 struct http_request;
 
-/* inet_ntop's INET6_ADDRSTRLEN, without <arpa/inet.h> here. */
-#define AIS_IP_MAX	XS2A_IP_MAX
-
 struct ais_settings {
 	int	page_size;		/* psd2_page_size */
 	int	unattended_limit;	/* psd2_unattended_limit (1..4) */
@@ -56,18 +53,10 @@ int	ais_begin(struct http_request *, struct xs2a_call *, const char *,
 /* Drives the query and writes the answer; a Kore handler result. */
 int	ais_finish(struct http_request *, struct xs2a_call *);
 
-/* The request body (at most max bytes) as a NUL-terminated kore_malloc'ed
- * string, or NULL when there is none. *len gets its length. */
-char	*ais_body(struct http_request *, size_t, size_t *);
-
 /* Strict YYYY-MM-DD calendar date (years 1000..9999). */
 int	ais_date_valid(const char *);
 
 /* Account resource ids: [A-Za-z0-9._-]{1,64}. */
 int	ais_resource_id_valid(const char *);
-
-/* An IPv4 or IPv6 address as inet_pton(3) reads it, normalised into out
- * (AIS_IP_MAX). Returns 0, or -1. */
-int	ais_ip_normalise(const char *, char *);
 
 #endif

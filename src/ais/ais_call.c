@@ -79,24 +79,26 @@ ais_begin(struct http_request *req, struct xs2a_call *c, const char *sql,
 }
 
 /* The one place that writes the answer of a call that reached the DB. */
-static void
-ais_answer(struct http_request *req, struct xs2a_call *c)
+static enum db_next
+ais_answer(struct http_request *req, void *arg)
 {
-	const char	*body;
+	struct xs2a_call	*c = arg;
+	const char		*body;
 
 	if (db_rows(&c->q) != 1) {
 		respond_server_error(req, "ais answer");
-		return;
+		return (DB_ANSWERED);
 	}
 	if (xs2a_answer_refusal(req, c, ais_refusals,
 	    sizeof(ais_refusals) / sizeof(ais_refusals[0])))
-		return;
+		return (DB_ANSWERED);
 	if (db_is_null(&c->q, 0, 2)) {
 		respond_raw(req, 204, NULL, NULL, 0);
 	} else {
 		body = db_value(&c->q, 0, 2);
 		respond_raw(req, 200, "application/json", body, strlen(body));
 	}
+	return (DB_ANSWERED);
 }
 
 int
@@ -104,15 +106,5 @@ ais_finish(struct http_request *req, struct xs2a_call *c)
 {
 	if (c->answered)
 		return (KORE_RESULT_OK);
-	switch (db_query_poll(&c->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		respond_server_error(req, "ais query");
-		return (KORE_RESULT_OK);
-	case DB_READY:
-		break;
-	}
-	ais_answer(req, c);
-	return (KORE_RESULT_OK);
+	return (db_drive(req, &c->q, ais_answer, c, "ais query"));
 }

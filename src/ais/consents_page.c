@@ -17,7 +17,7 @@
 #include <http.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "oauth/login.h"
@@ -30,8 +30,9 @@ int	ais_consents_revoke(struct http_request *);
 #define CONSENTS_PATH	"/auth/consents"
 
 struct consents_ctx {
-	struct db_query	q;
-	int		revoking;
+	struct db_query	 q;
+	const char	*session;	/* the request's cookie */
+	int		 revoking;
 };
 
 static const char sql_list[] =
@@ -84,6 +85,7 @@ consents_query(struct http_request *req, struct consents_ctx *ctx,
 {
 	uint8_t	digest[32];
 
+	ctx->session = session;
 	crypto_sha256(session, strlen(session), digest);
 	db_query_begin(&ctx->q, req, sql);
 	db_param_bin(&ctx->q, digest, sizeof(digest));
@@ -118,31 +120,32 @@ consents_translate(struct http_request *req, json_t *consent)
 	    json_string(pages_text(req, key)));
 }
 
-static void
-consents_render(struct http_request *req, struct consents_ctx *ctx,
-    const char *session)
+static enum db_next
+consents_render(struct http_request *req, void *arg)
 {
-	json_t		*list, *consent;
-	char		 csrf[FORMS_TOKEN_MAX];
-	long long	 psu_id;
-	size_t		 i;
+	struct consents_ctx	*ctx = arg;
+	json_t			*list, *consent;
+	char			 csrf[FORMS_TOKEN_MAX];
+	long long		 psu_id;
+	size_t			 i;
 
 	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
 		consents_login(req);
-		return;
+		return (DB_ANSWERED);
 	}
 	psu_id = db_int(&ctx->q, 0, 0);
 	list = json_loads(db_value(&ctx->q, 0, 1), 0, NULL);
-	if (list == NULL || forms_seal_step("revoke", psu_id, session, csrf,
-	    sizeof(csrf)) == -1) {
+	if (list == NULL || forms_seal_step("revoke", psu_id, ctx->session,
+	    csrf, sizeof(csrf)) == -1) {
 		json_decref(list);
 		respond_server_error(req, "consents page");
-		return;
+		return (DB_ANSWERED);
 	}
 	json_array_foreach(list, i, consent)
 		consents_translate(req, consent);
 	pages_render(req, 200, "consents", json_pack("{s:o, s:s, s:b}",
 	    "consents", list, "csrf", csrf, "none", json_array_size(list) == 0));
+	return (DB_ANSWERED);
 }
 
 int
@@ -162,18 +165,7 @@ ais_consents_page(struct http_request *req)
 		consents_query(req, ctx, sql_list, session);
 	}
 	ctx = http_state_get(req);
-
-	switch (db_query_poll(&ctx->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		respond_server_error(req, "consents list");
-		return (KORE_RESULT_OK);
-	case DB_READY:
-		break;
-	}
-	consents_render(req, ctx, session);
-	return (KORE_RESULT_OK);
+	return (db_drive(req, &ctx->q, consents_render, ctx, "consents list"));
 }
 
 static int
@@ -206,28 +198,12 @@ consents_revoke_start(struct http_request *req, const char *session)
 	return (KORE_RESULT_RETRY);
 }
 
-int
-ais_consents_revoke(struct http_request *req)
+static enum db_next
+consents_revoked(struct http_request *req, void *arg)
 {
-	struct consents_ctx	*ctx;
-	const char		*session, *outcome;
-	int			 rc;
+	struct consents_ctx	*ctx = arg;
+	const char		*outcome;
 
-	session = consents_session(req);
-	if (!http_state_exists(req) &&
-	    (rc = consents_revoke_start(req, session)) != KORE_RESULT_RETRY)
-		return (rc);
-	ctx = http_state_get(req);
-
-	switch (db_query_poll(&ctx->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		respond_server_error(req, "consents revoke");
-		return (KORE_RESULT_OK);
-	case DB_READY:
-		break;
-	}
 	outcome = db_value(&ctx->q, 0, 0);
 	if (strcmp(outcome, "ok") == 0) {
 		http_response_header(req, "location", CONSENTS_PATH);
@@ -237,5 +213,21 @@ ais_consents_revoke(struct http_request *req)
 	} else {
 		pages_message(req, 404, "error_title", "consents_unknown");
 	}
-	return (KORE_RESULT_OK);
+	return (DB_ANSWERED);
+}
+
+int
+ais_consents_revoke(struct http_request *req)
+{
+	struct consents_ctx	*ctx;
+	const char		*session;
+	int			 rc;
+
+	session = consents_session(req);
+	if (!http_state_exists(req) &&
+	    (rc = consents_revoke_start(req, session)) != KORE_RESULT_RETRY)
+		return (rc);
+	ctx = http_state_get(req);
+	return (db_drive(req, &ctx->q, consents_revoked, ctx,
+	    "consents revoke"));
 }

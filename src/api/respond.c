@@ -12,7 +12,7 @@
 #include <http.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "metrics/metrics.h"
@@ -32,7 +32,8 @@ respond_security_headers(struct http_request *req)
 /*
  * The request id is the TPP's x-request-id when it is a UUID, otherwise a
  * fresh one; it ties every log line of a request (and its statements in
- * PostgreSQL, src/db/db.c) to what the caller saw. It lives in the
+ * PostgreSQL: handed down to src/db/db.c by respond_install_hooks) to
+ * what the caller saw. It lives in the
  * request itself (Kore patch 0021): a worker has many requests in flight.
  */
 const char *
@@ -294,8 +295,19 @@ respond_kore_error(struct connection *c, int status, struct kore_buf *body,
 	}
 }
 
+/*
+ * The answers given below this layer: Kore's own (unknown route, limits)
+ * and the database layer's for a failed query, which also logs with the
+ * request's id.
+ */
 void
-respond_install_error_hook(void)
+respond_install_hooks(void)
 {
+	static const struct db_request_hooks	db_hooks = {
+		respond_request_id,
+		respond_server_error
+	};
+
 	http_error_body_hook = respond_kore_error;
+	db_init(&db_hooks);
 }

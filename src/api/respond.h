@@ -32,6 +32,8 @@ void	respond_set_cookie(struct http_request *, const char *,
 	    const char *, const char *, int64_t);
 const char	*respond_request_id(struct http_request *);
 
-void	respond_install_error_hook(void);
+/* In each worker: Kore's error bodies and the database layer's answers
+ * and request ids go through here. */
+void	respond_install_hooks(void);
 
 #endif

@@ -14,7 +14,7 @@
 #include <kore.h>
 #include <http.h>
 
-#include "ais/ais.h"
+#include "api/request.h"
 #include "api/respond.h"
 #include "api/xs2a_call.h"
 #include "common/crypto.h"
@@ -121,7 +121,7 @@ xs2a_settle(struct http_request *req, struct xs2a_call *c, int roles)
 		return;
 	}
 	if (http_request_header(req, "psu-ip-address", &ip) &&
-	    ais_ip_normalise(ip, c->psu_ip) == -1) {
+	    request_ip_normalise(ip, c->psu_ip) == -1) {
 		c->psu_ip[0] = '\0';
 		xs2a_refuse(c, 400, "FORMAT_ERROR", "PSU-IP-Address",
 		    "PSU-IP-Address must be an IPv4 or IPv6 address.");

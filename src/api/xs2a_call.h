@@ -12,14 +12,14 @@
 
 #include <stddef.h>
 
+#include "api/request.h"
 #include "db/db.h"
 #include "tpp/tpp.h"
 
 struct http_request;
 
 #define XS2A_TEXT_MAX	256
-/* inet_ntop's INET6_ADDRSTRLEN, without <arpa/inet.h> here. */
-#define XS2A_IP_MAX	46
+#define XS2A_IP_MAX	REQUEST_IP_MAX
 
 /* A refusal settled in C (status 0: none). */
 struct xs2a_refusal {

@@ -13,7 +13,7 @@
 #include <kore.h>
 #include <pgsql.h>
 
-#include "app/app.h"
+#include "common/config.h"
 #include "app/housekeeping.h"
 
 static struct kore_pgsql	sealer_pg;

@@ -8,7 +8,7 @@
 #include <kore.h>
 #include <pgsql.h>
 
-#include "app/app.h"
+#include "common/config.h"
 #include "app/housekeeping.h"
 
 static struct kore_pgsql	housekeeping_pg;

@@ -14,10 +14,10 @@
 #include <http.h>
 #include <pgsql.h>
 
-#include "app/app.h"
-#include "app/housekeeping.h"
 #include "ais/ais.h"
 #include "api/respond.h"
+#include "app/housekeeping.h"
+#include "common/config.h"
 #include "common/settings.h"
 #include "metrics/metrics.h"
 #include "tpp/tpp.h"
@@ -32,11 +32,6 @@
  */
 u_int8_t	asset_builtin_kore_conf[] = "# configuration is read from -c FILE\n";
 u_int32_t	asset_len_builtin_kore_conf = sizeof(asset_builtin_kore_conf) - 1;
-
-struct app_config	app_cfg;
-struct keyring		app_form_keys;
-struct keyring		app_client_keys;
-struct keyring		app_totp_keys;
 
 void	kore_parent_configure(int, char **);
 void	kore_worker_configure(void);
@@ -59,39 +54,6 @@ app_take_config_arg(int *argc, char **argv)
 		}
 	}
 	return (path);
-}
-
-static void
-app_load_settings(void)
-{
-	app_cfg.cookie_secure = settings_bool("cookie_secure", 1);
-	app_cfg.access_token_ttl = settings_int("access_token_ttl", 900);
-	app_cfg.code_ttl = settings_int("code_ttl", 60);
-	app_cfg.session_idle = settings_int("session_idle", 300);
-	app_cfg.login_max_failures = settings_int("login_max_failures", 5);
-	app_cfg.login_lock_seconds = settings_int("login_lock_seconds", 300);
-	app_cfg.login_rate_per_minute =
-	    settings_int("login_rate_per_minute", 30);
-	app_cfg.token_rate_per_minute =
-	    settings_int("token_rate_per_minute", 0);
-	app_cfg.consent_default_days = settings_int("consent_default_days", 90);
-	app_cfg.consent_max_days = settings_int("consent_max_days", 180);
-	app_cfg.purge_interval = settings_int("purge_interval", 60);
-	app_cfg.staff_session_idle = settings_int("staff_session_idle", 900);
-	app_cfg.audit_seal_interval = settings_int("audit_seal_interval", 5);
-
-	/* Ranges and relations: settings_validate(), before this. */
-}
-
-static void
-app_load_keys(const char *setting, struct keyring *kr)
-{
-	char	path[PATH_MAX], err[256];
-
-	if (settings_path(setting, NULL, path, sizeof(path)) == -1)
-		fatal("psd2_%s is not set", setting);
-	if (keyring_load(kr, path, err, sizeof(err)) == -1)
-		fatal("psd2_%s: %s (psd2ctl keys-init creates it)", setting, err);
 }
 
 /*
@@ -138,13 +100,12 @@ kore_parent_configure(int argc, char **argv)
 	fclose(fp);
 	free(text);
 
-	app_load_settings();
+	config_load();
 	ais_settings_load();
 	pis_settings_load();
 	metrics_init();
-	app_load_keys("form_keys", &app_form_keys);
-	app_load_keys("totp_keys", &app_totp_keys);
-	app_load_keys("client_keys", &app_client_keys);
+	if (config_load_keys(err, sizeof(err)) == -1)
+		fatal("%s", err);
 	if (pages_init() == -1)
 		fatal("templates or translations failed to load");
 	if (password_tasks_init() == -1)
@@ -161,7 +122,7 @@ void
 kore_worker_configure(void)
 {
 	kore_pgsql_register(APP_DB, settings_get("db", NULL));
-	respond_install_error_hook();
+	respond_install_hooks();
 	housekeeping_start();
 	audit_sealer_start();
 	pis_decider_start();

@@ -3,14 +3,13 @@
  * sends the query (or waits in Kore's queue for a free connection); later
  * calls follow kore_pgsql's states until the result set is kept and the
  * connection released. A query that could not run because the database
- * is unreachable is remembered for respond_server_error() (503).
+ * is unreachable is remembered for the failure answer (503).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "db/db.h"
 #include "metrics/metrics.h"
 
@@ -23,10 +22,34 @@ enum {
 
 /*
  * The request whose query just failed for want of a connection. Every
- * handler answers DB_FAILED at once with respond_server_error(), which
- * asks db_unavailable(); the next query of any request clears it.
+ * handler answers DB_FAILED at once with the failure answer, which asks
+ * db_unavailable(); the next query of any request clears it.
  */
 static struct http_request	*db_unavailable_req;
+
+static struct db_request_hooks	 db_hooks;
+
+void
+db_init(const struct db_request_hooks *hooks)
+{
+	db_hooks = *hooks;
+}
+
+static const char *
+db_request_id(struct db_query *q)
+{
+	if (q->req == NULL || db_hooks.request_id == NULL)
+		return ("-");
+	return (db_hooks.request_id(q->req));
+}
+
+void
+db_answer_failed(struct http_request *req, const char *what)
+{
+	if (db_hooks.failed == NULL)
+		fatal("db: no failure answer (db_init) for %s", what);
+	db_hooks.failed(req, what);
+}
 
 void
 db_query_begin(struct db_query *q, struct http_request *req, const char *sql)
@@ -91,17 +114,15 @@ db_unbind(struct db_query *q)
  * The request id rides in a comment ahead of the statement: PostgreSQL
  * shows it in pg_stat_activity and in its log lines of a failed or slow
  * statement, at no extra round trip, and pg_stat_statements ignores
- * comments. The id is a UUID or '-' (respond_request_id): nothing to
+ * comments. The id is a UUID or '-' (the request_id hook): nothing to
  * escape.
  */
 static const char *
 db_text(struct db_query *q)
 {
-	const char	*rid;
-
 	if (q->text == NULL) {
-		rid = q->req != NULL ? respond_request_id(q->req) : "-";
-		if (asprintf(&q->text, "/* rid=%s */ %s", rid, q->sql) == -1) {
+		if (asprintf(&q->text, "/* rid=%s */ %s", db_request_id(q),
+		    q->sql) == -1) {
 			q->text = NULL;
 			return (q->sql);
 		}
@@ -112,8 +133,7 @@ db_text(struct db_query *q)
 static void
 db_log(struct db_query *q, const char *what, const char *error)
 {
-	kore_log(LOG_ERR, "db id=%s %s: %s", q->req != NULL ?
-	    respond_request_id(q->req) : "-", what,
+	kore_log(LOG_ERR, "db id=%s %s: %s", db_request_id(q), what,
 	    error != NULL ? error : "unknown error");
 }
 
@@ -238,6 +258,12 @@ db_unavailable(struct http_request *req, int *retry)
 	ms = kore_pgsql_retry_after(APP_DB);
 	*retry = ms > 1000 ? (int)((ms + 999) / 1000) : 1;
 	return (1);
+}
+
+int
+db_failed(struct db_query *q)
+{
+	return (q->state == DBQ_FAILED);
 }
 
 PGresult *

@@ -211,7 +211,7 @@ authorize_client_row(struct authorize_ctx *ctx, const char *client_id)
 	return (client_cache_get(CLIENT_CACHE_PAGE, client_id));
 }
 
-static enum oauth_next
+static enum db_next
 authorize_start(struct http_request *req, struct authorize_ctx *ctx)
 {
 	json_t		*client;
@@ -223,26 +223,26 @@ authorize_start(struct http_request *req, struct authorize_ctx *ctx)
 	if (client_id == NULL || redirect_uri == NULL ||
 	    oauth_repeated_param(req, authorize_page_params) != NULL) {
 		pages_message(req, 400, "error_title", "error_client");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	client = client_cache_get(CLIENT_CACHE_PAGE, client_id);
 	if (client != NULL) {
 		authorize_decide(req, client);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	db_query_begin(&ctx->q, req, sql_client);
 	db_param(&ctx->q, client_id);
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
-static enum oauth_next
+static enum db_next
 authorize_client_found(struct http_request *req, void *arg)
 {
 	struct authorize_ctx	*ctx = arg;
 
 	authorize_decide(req, authorize_client_row(ctx,
 	    forms_arg(req, "client_id")));
-	return (OAUTH_ANSWERED);
+	return (DB_ANSWERED);
 }
 
 int
@@ -252,10 +252,10 @@ oauth_authorize(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), authorize_free);
-		if (authorize_start(req, ctx) == OAUTH_ANSWERED)
+		if (authorize_start(req, ctx) == DB_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-	return (oauth_finish(req, &ctx->q, authorize_client_found, ctx,
+	return (db_drive(req, &ctx->q, authorize_client_found, ctx,
 	    "authorize client lookup"));
 }

@@ -24,7 +24,7 @@
 
 #include "api/respond.h"
 #include "metrics/metrics.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "oauth/login.h"
@@ -221,7 +221,7 @@ consent_read(struct http_request *req, struct consent_ctx *ctx,
 	return (1);
 }
 
-static enum oauth_next
+static enum db_next
 consent_start(struct http_request *req, struct consent_ctx *ctx)
 {
 	const char	*session, *flow;
@@ -238,23 +238,23 @@ consent_start(struct http_request *req, struct consent_ctx *ctx)
 	    (flow = json_string_value(json_object_get(ctx->fs.request,
 	    "flow"))) == NULL) {
 		pages_message(req, 403, "error_title", "error_csrf");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	days = bits = 0;
 	accounts[0] = '\0';
 	if ((approve = consent_read(req, ctx, accounts, sizeof(accounts),
 	    &days, &bits)) == -1)
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	session = consent_session(req);
 	if (approve && session == NULL) {
 		pages_message(req, 401, "error_title", "error_session");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (forms_derive_secret("authcode", flow, ctx->code,
 	    code_digest) == -1 || crypto_uuid(consent_id) == -1 ||
 	    crypto_uuid(family) == -1) {
 		respond_server_error(req, "consent random");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	crypto_sha256(flow, strlen(flow), flow_digest);
 	crypto_sha256(session ? session : "", session ? strlen(session) : 0,
@@ -280,10 +280,10 @@ consent_start(struct http_request *req, struct consent_ctx *ctx)
 	db_param_int(&ctx->q, app_cfg.code_ttl);
 	db_param(&ctx->q, consent_id);
 	db_param(&ctx->q, family);
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
-static enum oauth_next
+static enum db_next
 consent_finish(struct http_request *req, void *arg)
 {
 	struct consent_ctx	*ctx = arg;
@@ -308,7 +308,7 @@ consent_finish(struct http_request *req, void *arg)
 	} else {
 		pages_message(req, 400, "error_title", "error_form");
 	}
-	return (OAUTH_ANSWERED);
+	return (DB_ANSWERED);
 }
 
 int
@@ -318,10 +318,10 @@ oauth_consent(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), consent_free);
-		if (consent_start(req, ctx) == OAUTH_ANSWERED)
+		if (consent_start(req, ctx) == DB_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-	return (oauth_finish(req, &ctx->q, consent_finish, ctx,
+	return (db_drive(req, &ctx->q, consent_finish, ctx,
 	    "consent decision"));
 }

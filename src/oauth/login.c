@@ -23,7 +23,7 @@
 
 #include "api/peer.h"
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "oauth/login.h"
@@ -125,7 +125,7 @@ login_page(struct http_request *req, int status, struct form_state *fs,
  * row): a repeated post checks the password again and shows the TOTP
  * page again, the result of the first post.
  */
-static enum oauth_next
+static enum db_next
 login_start(struct http_request *req, struct login_ctx *ctx)
 {
 	const char	*username, *password;
@@ -134,21 +134,21 @@ login_start(struct http_request *req, struct login_ctx *ctx)
 	http_populate_post(req);
 	if (forms_verify(req, &ctx->fs) == -1) {
 		pages_message(req, 403, "error_title", "error_csrf");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	username = forms_arg(req, "username");
 	password = forms_arg(req, "password");
 	if (username == NULL || password == NULL || *username == '\0' ||
 	    *password == '\0') {
 		login_page(req, 401, &ctx->fs, "error_login");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	db_query_begin(&ctx->q, req, sql_lookup);
 	db_param(&ctx->q, username);
 	db_param(&ctx->q, peer_addr(req, addr, sizeof(addr)));
 	db_param_int(&ctx->q, app_cfg.login_rate_per_minute);
 	ctx->phase = LOGIN_LOOKUP;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
 static void
@@ -214,7 +214,7 @@ login_factor_begin(struct http_request *req, struct login_ctx *ctx)
 	ctx->phase = LOGIN_OUTCOME;
 }
 
-static enum oauth_next
+static enum db_next
 login_step(struct http_request *req, void *arg)
 {
 	struct login_ctx	*ctx = arg;
@@ -224,7 +224,7 @@ login_step(struct http_request *req, void *arg)
 	case LOGIN_LOOKUP:
 		if (!db_bool(&ctx->q, 0, 0)) {
 			pages_message(req, 429, "error_title", "error_rate");
-			return (OAUTH_ANSWERED);
+			return (DB_ANSWERED);
 		}
 		ctx->psu_id = db_is_null(&ctx->q, 0, 1) ? 0 :
 		    db_int(&ctx->q, 0, 1);
@@ -233,15 +233,15 @@ login_step(struct http_request *req, void *arg)
 		    forms_arg(req, "password"));
 		db_query_end(&ctx->q);
 		ctx->phase = LOGIN_PASSWORD;
-		return (OAUTH_WAIT);
+		return (DB_WAIT);
 	case LOGIN_OUTCOME:
 		login_finish(req, ctx, db_value(&ctx->q, 0, 0));
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	case LOGIN_PASSWORD:
 		break;
 	}
 	respond_server_error(req, "login phase");
-	return (OAUTH_ANSWERED);
+	return (DB_ANSWERED);
 }
 
 /* Re-entered while the password task runs; RETRY until its verdict. */
@@ -269,12 +269,12 @@ oauth_login(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), login_free);
-		if (login_start(req, ctx) == OAUTH_ANSWERED)
+		if (login_start(req, ctx) == DB_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
 	if (ctx->phase == LOGIN_PASSWORD &&
 	    login_password_wait(req, ctx) == KORE_RESULT_RETRY)
 		return (KORE_RESULT_RETRY);
-	return (oauth_finish(req, &ctx->q, login_step, ctx, "login query"));
+	return (db_drive(req, &ctx->q, login_step, ctx, "login query"));
 }

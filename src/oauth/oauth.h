@@ -1,7 +1,7 @@
 /*
  * Pieces shared by the authorisation endpoints: scopes, error redirects,
- * the random values handed to TPPs, repeated parameters and the driver of
- * the handlers' queries.
+ * the random values handed to TPPs and repeated parameters (their queries
+ * run in the handlers' one query loop, db_drive of src/db/db.h).
  *
  * The authorisation request travels sealed in the PSU's forms
  * (forms_seal_authreq) as a JSON object with these keys:
@@ -23,7 +23,6 @@
 #include <jansson.h>
 
 struct http_request;
-struct db_query;
 
 #define OAUTH_SCOPE_FUND	0x01
 #define OAUTH_SCOPE_AIS		0x02
@@ -59,22 +58,5 @@ int	oauth_basic_credentials(struct http_request *, char *, size_t,
  */
 const char	*oauth_repeated_param(struct http_request *,
 		    const char *const *);
-
-/* What a step of a handler did; see oauth_finish. */
-enum oauth_next {
-	OAUTH_ANSWERED,		/* the answer was sent */
-	OAUTH_QUERY,		/* a query was started: poll it */
-	OAUTH_WAIT		/* a task runs: the handler is re-entered */
-};
-
-typedef enum oauth_next	(*oauth_step)(struct http_request *, void *);
-
-/*
- * Drives the query q of a handler: each result goes to step, which
- * answers or starts the next query (or a task); a failed query is
- * answered with the spec's 500 body naming what. A Kore handler result.
- */
-int	oauth_finish(struct http_request *, struct db_query *, oauth_step,
-	    void *, const char *);
 
 #endif

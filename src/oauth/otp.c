@@ -24,7 +24,7 @@
 
 #include "api/respond.h"
 #include "metrics/metrics.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "common/secretbox.h"
@@ -175,7 +175,7 @@ otp_match(struct http_request *req, struct otp_ctx *ctx)
 	    db_value(&ctx->q, 0, 1), otp_flow_step(ctx)));
 }
 
-static enum oauth_next
+static enum db_next
 otp_start(struct http_request *req, struct otp_ctx *ctx)
 {
 	const char	*flow;
@@ -187,22 +187,22 @@ otp_start(struct http_request *req, struct otp_ctx *ctx)
 	    (flow = json_string_value(json_object_get(ctx->fs.request,
 	    "flow"))) == NULL) {
 		pages_message(req, 403, "error_title", "error_csrf");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	crypto_sha256(flow, strlen(flow), ctx->flow_digest);
 	if (forms_flow_secret(&ctx->fs, "psu-session", ctx->psu_id,
 	    ctx->session, ctx->session_digest) == -1) {
 		respond_server_error(req, "otp session");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	db_query_begin(&ctx->q, req, sql_seed);
 	db_param_int(&ctx->q, ctx->psu_id);
 	db_param_bin(&ctx->q, ctx->flow_digest, sizeof(ctx->flow_digest));
 	ctx->phase = OTP_SEED;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
-static enum oauth_next
+static enum db_next
 otp_check(struct http_request *req, struct otp_ctx *ctx)
 {
 	long long	step;
@@ -222,10 +222,10 @@ otp_check(struct http_request *req, struct otp_ctx *ctx)
 	db_param_int(&ctx->q, app_cfg.session_idle);
 	db_param_int(&ctx->q, FORMS_AUTHREQ_TTL);
 	ctx->phase = OTP_OUTCOME;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
-static enum oauth_next
+static enum db_next
 otp_outcome(struct http_request *req, struct otp_ctx *ctx)
 {
 	const char	*outcome;
@@ -234,25 +234,25 @@ otp_outcome(struct http_request *req, struct otp_ctx *ctx)
 	metrics_sca("login", outcome);
 	if (strcmp(outcome, "locked") == 0) {
 		pages_message(req, 403, "locked_title", "locked");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (strcmp(outcome, "expired") == 0) {
 		pages_message(req, 401, "error_title", "error_session");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (strcmp(outcome, "ok") != 0) {
 		otp_page(req, 401, &ctx->fs, forms_arg(req, "step"),
 		    "error_login");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	respond_set_cookie(req, FORMS_SESSION_COOKIE, ctx->session, "/auth",
 	    app_cfg.session_idle * 12);
 	if (otp_next_page(req, ctx))
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	db_query_begin(&ctx->q, req, sql_accounts);
 	db_param_int(&ctx->q, ctx->psu_id);
 	ctx->phase = OTP_ACCOUNTS;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
 /*
@@ -275,7 +275,7 @@ otp_next_page(struct http_request *req, struct otp_ctx *ctx)
 	return (1);
 }
 
-static enum oauth_next
+static enum db_next
 otp_step(struct http_request *req, void *arg)
 {
 	struct otp_ctx	*ctx = arg;
@@ -287,10 +287,10 @@ otp_step(struct http_request *req, void *arg)
 		return (otp_outcome(req, ctx));
 	case OTP_ACCOUNTS:
 		consent_page(req, &ctx->fs, ctx->psu_id, &ctx->q);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	respond_server_error(req, "otp phase");
-	return (OAUTH_ANSWERED);
+	return (DB_ANSWERED);
 }
 
 int
@@ -300,9 +300,9 @@ oauth_login_otp(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), otp_free);
-		if (otp_start(req, ctx) == OAUTH_ANSWERED)
+		if (otp_start(req, ctx) == DB_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-	return (oauth_finish(req, &ctx->q, otp_step, ctx, "otp query"));
+	return (db_drive(req, &ctx->q, otp_step, ctx, "otp query"));
 }

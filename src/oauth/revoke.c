@@ -40,7 +40,7 @@ static const char *const revoke_params[] = {
 	"token", "token_type_hint", NULL
 };
 
-static enum oauth_next
+static enum db_next
 revoke_begin(struct http_request *req, struct revoke_ctx *ctx)
 {
 	const char	*token;
@@ -48,22 +48,22 @@ revoke_begin(struct http_request *req, struct revoke_ctx *ctx)
 
 	if (token_client_check(req, &ctx->q, ctx->client_id,
 	    ctx->secret) < 0)
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	token = NULL;
 	if (!http_argument_get_string(req, "token", &token)) {
 		respond_oauth_error(req, 400, "invalid_request",
 		    "token is required.");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	crypto_sha256(token, strlen(token), digest);
 	db_query_begin(&ctx->q, req, "SELECT oauth_revoke($1, $2)");
 	db_param_bin(&ctx->q, digest, sizeof(digest));
 	db_param(&ctx->q, ctx->client_id);
 	ctx->revoking = 1;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
-static enum oauth_next
+static enum db_next
 revoke_step(struct http_request *req, void *arg)
 {
 	struct revoke_ctx	*ctx = arg;
@@ -71,19 +71,19 @@ revoke_step(struct http_request *req, void *arg)
 	if (!ctx->revoking)
 		return (revoke_begin(req, ctx));
 	respond_raw(req, 200, NULL, NULL, 0);
-	return (OAUTH_ANSWERED);
+	return (DB_ANSWERED);
 }
 
-static enum oauth_next
+static enum db_next
 revoke_start(struct http_request *req, struct revoke_ctx *ctx)
 {
 	if (token_params_once(req, revoke_params) == -1)
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	http_populate_post(req);
 	if (token_client_begin(req, &ctx->q, ctx->client_id,
 	    sizeof(ctx->client_id), ctx->secret, sizeof(ctx->secret)) == -1)
-		return (OAUTH_ANSWERED);
-	return (OAUTH_QUERY);
+		return (DB_ANSWERED);
+	return (DB_QUERY);
 }
 
 int
@@ -93,9 +93,9 @@ oauth_revoke(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), revoke_free);
-		if (revoke_start(req, ctx) == OAUTH_ANSWERED)
+		if (revoke_start(req, ctx) == DB_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-	return (oauth_finish(req, &ctx->q, revoke_step, ctx, "revoke query"));
+	return (db_drive(req, &ctx->q, revoke_step, ctx, "revoke query"));
 }

@@ -21,7 +21,7 @@
 #include "api/peer.h"
 #include "api/respond.h"
 #include "metrics/metrics.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/client_secret.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
@@ -329,7 +329,7 @@ token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
 	return (0);
 }
 
-static enum oauth_next
+static enum db_next
 token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 {
 	const char	*grant_type;
@@ -340,26 +340,26 @@ token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 	if (grant_type == NULL) {
 		respond_oauth_error(req, 400, "invalid_request",
 		    "grant_type is required.");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (oauth_new_secret(ctx->access, access) == -1 ||
 	    oauth_new_secret(ctx->refresh, refresh) == -1) {
 		respond_server_error(req, "token random");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (strcmp(grant_type, "authorization_code") == 0) {
 		if (token_grant_code(req, ctx, ttl, access, refresh) == -1)
-			return (OAUTH_ANSWERED);
+			return (DB_ANSWERED);
 	} else if (strcmp(grant_type, "refresh_token") == 0) {
 		if (token_grant_refresh(req, ctx, ttl, access, refresh) == -1)
-			return (OAUTH_ANSWERED);
+			return (DB_ANSWERED);
 	} else {
 		respond_oauth_error(req, 400, "unsupported_grant_type",
 		    "grant_type must be authorization_code or refresh_token.");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	ctx->phase = TOKEN_GRANT;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
 static void
@@ -394,29 +394,29 @@ static const char *const token_params[] = {
 	"refresh_token", "scope", NULL
 };
 
-static enum oauth_next
+static enum db_next
 token_start(struct http_request *req, struct token_ctx *ctx)
 {
 	long long	ttl;
 
 	if (token_params_once(req, token_params) == -1)
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	http_populate_post(req);
 	if (token_client_credentials(req, ctx->client_id,
 	    sizeof(ctx->client_id), ctx->secret, sizeof(ctx->secret)) == -1)
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	ttl = token_client_cached(req, ctx->client_id, ctx->secret);
 	if (ttl < 0)
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	if (ttl > 0)
 		return (token_grant(req, ctx, ttl));
 	if (token_client_begin(req, &ctx->q, ctx->client_id,
 	    sizeof(ctx->client_id), ctx->secret, sizeof(ctx->secret)) == -1)
-		return (OAUTH_ANSWERED);
-	return (OAUTH_QUERY);
+		return (DB_ANSWERED);
+	return (DB_QUERY);
 }
 
-static enum oauth_next
+static enum db_next
 token_step(struct http_request *req, void *arg)
 {
 	struct token_ctx	*ctx = arg;
@@ -424,11 +424,11 @@ token_step(struct http_request *req, void *arg)
 
 	if (ctx->phase == TOKEN_GRANT) {
 		token_answer(req, ctx);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	ttl = token_client_check(req, &ctx->q, ctx->client_id, ctx->secret);
 	if (ttl < 0)
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	return (token_grant(req, ctx, ttl));
 }
 
@@ -439,9 +439,9 @@ oauth_token(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		ctx = http_state_create(req, sizeof(*ctx), token_free);
-		if (token_start(req, ctx) == OAUTH_ANSWERED)
+		if (token_start(req, ctx) == DB_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-	return (oauth_finish(req, &ctx->q, token_step, ctx, "token query"));
+	return (db_drive(req, &ctx->q, token_step, ctx, "token query"));
 }

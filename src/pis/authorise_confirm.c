@@ -33,12 +33,11 @@
 #include <http.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "metrics/metrics.h"
 #include "oauth/login.h"
-#include "oauth/oauth.h"
 #include "pis/authorise.h"
 #include "pis/payments_page.h"
 #include "pis/pis.h"
@@ -89,7 +88,7 @@ confirm_step(struct http_request *req, struct confirm_ctx *ctx)
 	    db_value(&ctx->q, 0, 2), -1));
 }
 
-static enum oauth_next
+static enum db_next
 confirm_start(struct http_request *req, struct confirm_ctx *ctx)
 {
 	const char	*session;
@@ -97,11 +96,11 @@ confirm_start(struct http_request *req, struct confirm_ctx *ctx)
 
 	if (authorise_path_id(req->path, ctx->id) == -1) {
 		pages_message(req, 404, "error_title", "payment_unknown");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if ((session = payments_page_session(req)) == NULL) {
 		payments_page_login(req, req->path);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	crypto_sha256(session, strlen(session), digest);
 	db_query_begin(&ctx->q, req, sql_input);
@@ -109,7 +108,7 @@ confirm_start(struct http_request *req, struct confirm_ctx *ctx)
 	db_param_int(&ctx->q, app_cfg.session_idle);
 	db_param(&ctx->q, ctx->id);
 	ctx->phase = CONFIRM_INPUT;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
 static int
@@ -121,7 +120,7 @@ confirm_wants_device(struct http_request *req)
 }
 
 /* The device challenge for this payment (psu_payment_device). */
-static enum oauth_next
+static enum db_next
 confirm_device(struct http_request *req, struct confirm_ctx *ctx,
     const struct authorise_shown *shown, const uint8_t *mac, const char *kid)
 {
@@ -129,7 +128,7 @@ confirm_device(struct http_request *req, struct confirm_ctx *ctx,
 
 	if (RAND_bytes(nonce, sizeof(nonce)) != 1) {
 		respond_server_error(req, "challenge nonce");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	db_query_begin(&ctx->q, req, sql_device);
 	db_param(&ctx->q, ctx->id);
@@ -143,10 +142,10 @@ confirm_device(struct http_request *req, struct confirm_ctx *ctx,
 	db_param_bin(&ctx->q, mac, SCA_CODE_LEN);
 	db_param(&ctx->q, kid);
 	ctx->phase = CONFIRM_DEVICE;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
-static enum oauth_next
+static enum db_next
 confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 {
 	struct sca_code_input	in;
@@ -160,7 +159,7 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 	/* The session ended (idle rule), or no payment of its PSU. */
 	if (db_rows(&ctx->q) != 1) {
 		payments_page_login(req, req->path);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	(void)snprintf(amount, sizeof(amount), "%s", db_value(&ctx->q, 0, 3));
 	(void)snprintf(currency, sizeof(currency), "%s",
@@ -177,7 +176,7 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 	    forms_arg(req, "csrf"), binding, &ctx->psu_id) == -1 ||
 	    ctx->psu_id != db_int(&ctx->q, 0, 0)) {
 		pages_message(req, 403, "error_title", "error_csrf");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	in.payment_id = ctx->id;
 	in.amount_minor = amount;
@@ -186,7 +185,7 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 	in.creditor_name = name;
 	if (sca_code_make(&app_form_keys, &in, mac, kid) == -1) {
 		respond_server_error(req, "sca code");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (confirm_wants_device(req))
 		return (confirm_device(req, ctx, &shown, mac, kid));
@@ -207,7 +206,7 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 	db_param_bin(&ctx->q, mac, sizeof(mac));
 	db_param(&ctx->q, kid);
 	ctx->phase = CONFIRM_OUTCOME;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
 static void
@@ -263,7 +262,7 @@ confirm_device_outcome(struct http_request *req, struct confirm_ctx *ctx)
 	}
 }
 
-static enum oauth_next
+static enum db_next
 confirm_step_next(struct http_request *req, void *arg)
 {
 	struct confirm_ctx	*ctx = arg;
@@ -273,13 +272,13 @@ confirm_step_next(struct http_request *req, void *arg)
 		return (confirm_check(req, ctx));
 	case CONFIRM_OUTCOME:
 		confirm_outcome(req, ctx);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	case CONFIRM_DEVICE:
 		confirm_device_outcome(req, ctx);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	respond_server_error(req, "confirm phase");
-	return (OAUTH_ANSWERED);
+	return (DB_ANSWERED);
 }
 
 int
@@ -290,10 +289,10 @@ pis_authorise_confirm(struct http_request *req)
 	if (!http_state_exists(req)) {
 		http_populate_post(req);
 		ctx = http_state_create(req, sizeof(*ctx), confirm_free);
-		if (confirm_start(req, ctx) == OAUTH_ANSWERED)
+		if (confirm_start(req, ctx) == DB_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-	return (oauth_finish(req, &ctx->q, confirm_step_next, ctx,
+	return (db_drive(req, &ctx->q, confirm_step_next, ctx,
 	    "authorise confirm"));
 }

@@ -25,7 +25,7 @@
 #include <http.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "pis/authorise.h"
@@ -209,6 +209,13 @@ authorise_render(struct http_request *req, struct authorise_ctx *ctx)
 	pages_render(req, 200, "payment_authorise", page);
 }
 
+static enum db_next
+authorise_step(struct http_request *req, void *arg)
+{
+	authorise_render(req, arg);
+	return (DB_ANSWERED);
+}
+
 int
 pis_authorise_page(struct http_request *req)
 {
@@ -221,16 +228,5 @@ pis_authorise_page(struct http_request *req)
 	    (rc = authorise_start(req)) != KORE_RESULT_RETRY)
 		return (rc);
 	ctx = http_state_get(req);
-
-	switch (db_query_poll(&ctx->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		respond_server_error(req, "authorise page");
-		return (KORE_RESULT_OK);
-	case DB_READY:
-		break;
-	}
-	authorise_render(req, ctx);
-	return (KORE_RESULT_OK);
+	return (db_drive(req, &ctx->q, authorise_step, ctx, "authorise page"));
 }

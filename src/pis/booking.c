@@ -12,11 +12,11 @@
 
 #include <kore.h>
 
-#include "app/app.h"
+#include "common/config.h"
 #include "common/encoding.h"
 
 #include "pis/booking.h"
-#include "pis/pgconn.h"
+#include "db/pgconn.h"
 #include "pis/sca_code.h"
 
 #define BOOKING_BATCH	"64"

@@ -8,7 +8,7 @@
  * the same transaction) or RJCT with the reason.
  *
  * Which worker: one per instance, worker 1 (as housekeeping), with its
- * own connection (pgconn.c) that LISTENs device_challenge_done (an
+ * own connection (src/db/pgconn.c) that LISTENs device_challenge_done (an
  * outcome or a failure was written), device_changed (a device blocked
  * mid-challenge) and payment_actc (a payment to book). Every decision is
  * safe against any number of deciders (other instances): pis_decide()
@@ -42,7 +42,7 @@
 #include "devsig.h"
 #include "metrics/metrics.h"
 #include "pis/booking.h"
-#include "pis/pgconn.h"
+#include "db/pgconn.h"
 #include "pis/pis.h"
 
 #define DECIDE_BATCH	64
@@ -367,6 +367,8 @@ void
 pis_decider_start(void)
 {
 	static const struct pgconn_hooks	hooks = {
+		"pis: decider",
+		"psd2gate-pis",
 		decide_connected,
 		decide_notify,
 	};

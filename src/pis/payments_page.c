@@ -13,7 +13,7 @@
 #include <http.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "devcur.h"
@@ -105,25 +105,27 @@ payments_page_translate(struct http_request *req, json_t *payment)
 	    payment, "reason")))));
 }
 
-static void
-payments_render(struct http_request *req, struct payments_ctx *ctx)
+static enum db_next
+payments_render(struct http_request *req, void *arg)
 {
-	json_t	*list, *payment;
-	size_t	 i;
+	struct payments_ctx	*ctx = arg;
+	json_t			*list, *payment;
+	size_t			 i;
 
 	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
 		payments_page_login(req, PAYMENTS_PATH);
-		return;
+		return (DB_ANSWERED);
 	}
 	list = json_loads(db_value(&ctx->q, 0, 1), 0, NULL);
 	if (list == NULL) {
 		respond_server_error(req, "payments page");
-		return;
+		return (DB_ANSWERED);
 	}
 	json_array_foreach(list, i, payment)
 		payments_page_translate(req, payment);
 	pages_render(req, 200, "payments", json_pack("{s:o, s:b}",
 	    "payments", list, "none", json_array_size(list) == 0));
+	return (DB_ANSWERED);
 }
 
 int
@@ -146,16 +148,5 @@ pis_payments_page(struct http_request *req)
 		db_param_int(&ctx->q, app_cfg.session_idle);
 	}
 	ctx = http_state_get(req);
-
-	switch (db_query_poll(&ctx->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		respond_server_error(req, "payments list");
-		return (KORE_RESULT_OK);
-	case DB_READY:
-		break;
-	}
-	payments_render(req, ctx);
-	return (KORE_RESULT_OK);
+	return (db_drive(req, &ctx->q, payments_render, ctx, "payments list"));
 }

@@ -28,7 +28,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ais/ais.h"
 #include "api/xs2a_call.h"
 
 struct http_request;

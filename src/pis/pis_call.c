@@ -139,33 +139,34 @@ pis_answer_created(struct http_request *req, struct pis_call *c)
 	    strlen(c->answer_body));
 }
 
+/* Each result of the call's query, failures included (see pis_finish). */
+static enum db_next
+pis_step(struct http_request *req, void *arg)
+{
+	struct pis_call	*c = arg;
+
+	if (c->waking) {
+		/* The payment is committed whatever the wake-up did. */
+		if (db_failed(&c->x.q))
+			kore_log(LOG_NOTICE, "pis: wake-up for %s not sent; "
+			    "the daemons' sweep finds it", c->answer_location);
+		pis_answer_created(req, c);
+		return (DB_ANSWERED);
+	}
+	if (db_failed(&c->x.q)) {
+		respond_server_error(req, "pis query");
+		return (DB_ANSWERED);
+	}
+	if (pis_wake_begin(req, c) == 0)
+		return (DB_QUERY);
+	pis_answer(req, c);
+	return (DB_ANSWERED);
+}
+
 int
 pis_finish(struct http_request *req, struct pis_call *c)
 {
-	enum db_status	st;
-
 	if (c->x.answered)
 		return (KORE_RESULT_OK);
-	for (;;) {
-		st = db_query_poll(&c->x.q);
-		if (st == DB_PENDING)
-			return (KORE_RESULT_RETRY);
-		if (c->waking) {
-			/* The payment is committed whatever the wake-up did. */
-			if (st == DB_FAILED)
-				kore_log(LOG_NOTICE, "pis: wake-up for %s not "
-				    "sent; the daemons' sweep finds it",
-				    c->answer_location);
-			pis_answer_created(req, c);
-			return (KORE_RESULT_OK);
-		}
-		if (st == DB_FAILED) {
-			respond_server_error(req, "pis query");
-			return (KORE_RESULT_OK);
-		}
-		if (pis_wake_begin(req, c) == -1)
-			break;
-	}
-	pis_answer(req, c);
-	return (KORE_RESULT_OK);
+	return (db_drive(req, &c->x.q, pis_step, c, NULL));
 }

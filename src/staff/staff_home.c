@@ -8,7 +8,6 @@
 
 #include "api/respond.h"
 #include "db/db.h"
-#include "oauth/oauth.h"
 #include "staff/staff.h"
 #include "web/forms.h"
 #include "web/pages.h"
@@ -36,7 +35,7 @@ staff_home_free(struct http_request *req)
 	db_query_end(&ctx->q);
 }
 
-static enum oauth_next
+static enum db_next
 staff_home_step(struct http_request *req, void *arg)
 {
 	struct staff_home_ctx	*ctx = arg;
@@ -45,29 +44,29 @@ staff_home_step(struct http_request *req, void *arg)
 	case SH_SESSION:
 		if (staff_session_read(&ctx->q, &ctx->who) == -1) {
 			staff_to_login(req);
-			return (OAUTH_ANSWERED);
+			return (DB_ANSWERED);
 		}
 		if (!ctx->logout) {
 			staff_render(req, 200, "staff_home", json_pack("{s:s}",
 			    "title", pages_text(req, "staff_home_title")),
 			    &ctx->who);
-			return (OAUTH_ANSWERED);
+			return (DB_ANSWERED);
 		}
 		if (!staff_csrf_valid(req, &ctx->who)) {
 			staff_message(req, 403, "error_title",
 			    "error_csrf_staff", &ctx->who);
-			return (OAUTH_ANSWERED);
+			return (DB_ANSWERED);
 		}
 		db_query_begin(&ctx->q, req, "SELECT staff_logout($1)");
 		db_param_bin(&ctx->q, ctx->who.session_digest, 32);
 		ctx->phase = SH_LOGOUT;
-		return (OAUTH_QUERY);
+		return (DB_QUERY);
 	case SH_LOGOUT:
 		staff_to_login(req);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	respond_server_error(req, "staff home phase");
-	return (OAUTH_ANSWERED);
+	return (DB_ANSWERED);
 }
 
 static int
@@ -90,7 +89,7 @@ staff_home_run(struct http_request *req, int logout)
 		ctx->phase = SH_SESSION;
 	}
 	ctx = http_state_get(req);
-	return (oauth_finish(req, &ctx->q, staff_home_step, ctx,
+	return (db_drive(req, &ctx->q, staff_home_step, ctx,
 	    "staff home query"));
 }
 

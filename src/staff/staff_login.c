@@ -17,11 +17,10 @@
 
 #include "api/peer.h"
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
 #include "oauth/login.h"
-#include "oauth/oauth.h"
 #include "oauth/password_task.h"
 #include "staff/staff.h"
 #include "web/forms.h"
@@ -116,7 +115,7 @@ staff_login_page(struct http_request *req)
 	return (KORE_RESULT_OK);
 }
 
-static enum oauth_next
+static enum db_next
 staff_password_start(struct http_request *req, struct staff_login_ctx *ctx)
 {
 	const char	*username, *password;
@@ -127,14 +126,14 @@ staff_password_start(struct http_request *req, struct staff_login_ctx *ctx)
 	    *password == '\0') {
 		staff_page_with(req, 401, "staff_login", ctx->fs.authreq, NULL,
 		    "error_login");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	db_query_begin(&ctx->q, req, sql_lookup);
 	db_param(&ctx->q, username);
 	db_param(&ctx->q, ctx->addr);
 	db_param_int(&ctx->q, app_cfg.login_rate_per_minute);
 	ctx->phase = SL_LOOKUP;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
 static void
@@ -186,7 +185,7 @@ staff_totp_match(struct http_request *req, struct staff_login_ctx *ctx)
 	    db_value(&ctx->q, 0, 1), -1));
 }
 
-static enum oauth_next
+static enum db_next
 staff_totp_check(struct http_request *req, struct staff_login_ctx *ctx)
 {
 	long long	step;
@@ -201,7 +200,7 @@ staff_totp_check(struct http_request *req, struct staff_login_ctx *ctx)
 	if (forms_flow_secret(&ctx->fs, "staff-session", ctx->staff_id,
 	    ctx->session, ctx->session_digest) == -1) {
 		respond_server_error(req, "staff session id");
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	db_query_begin(&ctx->q, req, sql_totp);
 	db_param_int(&ctx->q, ctx->staff_id);
@@ -216,7 +215,7 @@ staff_totp_check(struct http_request *req, struct staff_login_ctx *ctx)
 	db_param_int(&ctx->q, app_cfg.staff_session_idle);
 	db_param(&ctx->q, ctx->addr);
 	ctx->phase = SL_TOTP;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
 static void
@@ -243,7 +242,7 @@ staff_totp_outcome(struct http_request *req, struct staff_login_ctx *ctx,
 	respond_raw(req, 303, NULL, NULL, 0);
 }
 
-static enum oauth_next
+static enum db_next
 staff_login_step(struct http_request *req, void *arg)
 {
 	struct staff_login_ctx	*ctx = arg;
@@ -253,7 +252,7 @@ staff_login_step(struct http_request *req, void *arg)
 	case SL_LOOKUP:
 		if (!db_bool(&ctx->q, 0, 0)) {
 			pages_message(req, 429, "error_title", "error_rate");
-			return (OAUTH_ANSWERED);
+			return (DB_ANSWERED);
 		}
 		ctx->staff_id = db_is_null(&ctx->q, 0, 1) ? 0 :
 		    db_int(&ctx->q, 0, 1);
@@ -262,20 +261,20 @@ staff_login_step(struct http_request *req, void *arg)
 		    forms_arg(req, "password"));
 		db_query_end(&ctx->q);
 		ctx->phase = SL_PASSWORD;
-		return (OAUTH_WAIT);
+		return (DB_WAIT);
 	case SL_OUTCOME:
 		staff_password_outcome(req, ctx, db_value(&ctx->q, 0, 0));
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	case SL_SEED:
 		return (staff_totp_check(req, ctx));
 	case SL_TOTP:
 		staff_totp_outcome(req, ctx, db_value(&ctx->q, 0, 0));
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	case SL_PASSWORD:
 		break;
 	}
 	respond_server_error(req, "staff login phase");
-	return (OAUTH_ANSWERED);
+	return (DB_ANSWERED);
 }
 
 static struct staff_login_ctx *
@@ -301,7 +300,7 @@ staff_login(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		if ((ctx = staff_login_begin(req)) == NULL ||
-		    staff_password_start(req, ctx) == OAUTH_ANSWERED)
+		    staff_password_start(req, ctx) == DB_ANSWERED)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
@@ -318,7 +317,7 @@ staff_login(struct http_request *req)
 		}
 		staff_factor_begin(req, ctx);
 	}
-	return (oauth_finish(req, &ctx->q, staff_login_step, ctx,
+	return (db_drive(req, &ctx->q, staff_login_step, ctx,
 	    "staff login query"));
 }
 
@@ -341,6 +340,6 @@ staff_login_otp(struct http_request *req)
 		ctx->phase = SL_SEED;
 	}
 	ctx = http_state_get(req);
-	return (oauth_finish(req, &ctx->q, staff_login_step, ctx,
+	return (db_drive(req, &ctx->q, staff_login_step, ctx,
 	    "staff otp query"));
 }

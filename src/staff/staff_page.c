@@ -15,7 +15,6 @@
 
 #include "api/respond.h"
 #include "db/db.h"
-#include "oauth/oauth.h"
 #include "staff/staff.h"
 #include "staff/staff_page.h"
 #include "web/forms.h"
@@ -30,39 +29,39 @@ staff_page_free(struct http_request *req)
 	OPENSSL_cleanse(p->secret, sizeof(p->secret));
 }
 
-static enum oauth_next
+static enum db_next
 staff_page_step(struct http_request *req, void *arg)
 {
 	struct staff_page	*p = arg;
 
 	if (p->phase == 1 && p->then != NULL) {
 		if (p->then(req, p) == -1)
-			return (OAUTH_ANSWERED);
+			return (DB_ANSWERED);
 		p->phase = 2;
-		return (OAUTH_QUERY);
+		return (DB_QUERY);
 	}
 	if (p->phase >= 1) {
 		p->spec->render(req, p);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (staff_session_read(&p->q, &p->who) == -1) {
 		staff_to_login(req);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (p->spec->admin_only && !p->who.admin) {
 		staff_message(req, 403, "error_title", "staff_forbidden",
 		    &p->who);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (p->spec->post && !staff_csrf_valid(req, &p->who)) {
 		staff_message(req, 403, "error_title", "error_csrf_staff",
 		    &p->who);
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	}
 	if (p->spec->query(req, p) == -1)
-		return (OAUTH_ANSWERED);
+		return (DB_ANSWERED);
 	p->phase = 1;
-	return (OAUTH_QUERY);
+	return (DB_QUERY);
 }
 
 int
@@ -84,7 +83,7 @@ staff_page_run(struct http_request *req, const struct staff_page_spec *spec)
 		staff_session_query(&p->q, req, p->who.session_digest);
 	}
 	p = http_state_get(req);
-	return (oauth_finish(req, &p->q, staff_page_step, p,
+	return (db_drive(req, &p->q, staff_page_step, p,
 	    "staff page query"));
 }
 

@@ -17,7 +17,7 @@
 #include <http.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/client_secret.h"
 #include "common/crypto.h"
 #include "common/encoding.h"

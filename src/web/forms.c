@@ -13,7 +13,7 @@
 #include <http.h>
 
 #include "api/respond.h"
-#include "app/app.h"
+#include "common/config.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "common/keyring.h"

@@ -114,3 +114,20 @@ def test_restart_under_load(inst, signer, dbinfo):
                      host="devd-restart") == 1
     finally:
         d.stop()
+
+
+def test_metrics_answer_while_the_database_is_down(inst):
+    """The metrics page answers from the shared counters while PostgreSQL
+    is stopped: a failed query of its own is not the spec's 503, only the
+    device challenges are missing, and the page says so."""
+    assert value(samples(inst.scrape()), "psd2_device_challenges_read") == 1
+    cluster("stop")
+    try:
+        s = samples(inst.scrape())
+        assert value(s, "psd2_device_challenges_read") == 0
+        assert [k for k in s if k[0] == "psd2_device_challenges"] == []
+    finally:
+        cluster("start")
+    wait_for(lambda: value(samples(inst.scrape()),
+                           "psd2_device_challenges_read") == 1, 15,
+             "the challenges read again")

@@ -1,5 +1,5 @@
 /*
- * The decider's own PostgreSQL connection (see pgconn.h). Its socket is
+ * A worker's own PostgreSQL connection for LISTEN (see pgconn.h). Its socket is
  * registered level-triggered in Kore's epoll set with a struct kore_event
  * of its own, so the worker's loop calls pgconn_event() when it is
  * readable (or writable while libpq has output pending); nothing here
@@ -9,15 +9,17 @@
 #include <sys/epoll.h>
 #include <sys/queue.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <kore.h>
 
-#include "pis/pgconn.h"
+#include "db/pgconn.h"
 
+/* Kore's pool's PGSQL_BACKOFF_MIN, _MAX and PGSQL_CONNECT_TIMEOUT. */
 #define PGCONN_BACKOFF_MIN	250
-#define PGCONN_BACKOFF_MAX	5000
-#define PGCONN_CONNECT_MAX	10000
+#define PGCONN_BACKOFF_MAX	2000
+#define PGCONN_CONNECT_TIMEOUT	5000
 /* Not one of Kore's KORE_TYPE_* values: only our handler reads it. */
 #define PGCONN_EVENT_TYPE	0x70
 
@@ -46,6 +48,7 @@ static struct {
 	struct pgconn_hooks	 hooks;
 	u_int64_t		 reconnect_at;
 	u_int64_t		 connect_started;
+	u_int64_t		 connect_timeout;
 	int			 backoff;
 	struct pgconn_job	*inflight;
 	PGresult		*result;	/* first result of inflight */
@@ -88,7 +91,8 @@ pgconn_down(const char *why)
 	struct pgconn_job	*j;
 
 	if (P.state != PGCONN_DOWN)
-		kore_log(LOG_NOTICE, "pis: decider connection lost: %s", why);
+		kore_log(LOG_NOTICE, "%s connection lost: %s", P.hooks.name,
+		    why);
 	if (P.fd != -1 && P.db != NULL && PQsocket(P.db) == P.fd)
 		kore_platform_disable_read(P.fd);
 	P.fd = -1;
@@ -122,7 +126,8 @@ static void
 pgconn_connect(void)
 {
 	const char	*keys[] = { "dbname", "application_name", NULL };
-	const char	*vals[] = { P.conninfo, "psd2gate-pis", NULL };
+	const char	*vals[] = { P.conninfo, P.hooks.application_name,
+			    NULL };
 
 	P.db = PQconnectStartParams(keys, vals, 1);
 	P.connect_started = kore_time_ms();
@@ -159,7 +164,7 @@ pgconn_connect_poll(void)
 	P.state = PGCONN_UP;
 	P.backoff = PGCONN_BACKOFF_MIN;
 	pgconn_watch(0);
-	kore_log(LOG_INFO, "pis: decider connection up");
+	kore_log(LOG_INFO, "%s connection up", P.hooks.name);
 	if (P.hooks.connected != NULL)
 		P.hooks.connected();
 }
@@ -198,7 +203,7 @@ pgconn_results(void)
 		P.result = NULL;
 		st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 		if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
-			kore_log(LOG_ERR, "pis: query failed: %s",
+			kore_log(LOG_ERR, "%s query failed: %s", P.hooks.name,
 			    res ? PQresultErrorMessage(res) : "no result");
 			if (j->cb != NULL)
 				j->cb(NULL, j->arg);
@@ -272,6 +277,32 @@ pgconn_event(void *arg, int error)
 		pgconn_down(PQerrorMessage(P.db));
 }
 
+/*
+ * PQconnectPoll() ignores connect_timeout: applied here, read as the
+ * pool reads it.
+ */
+static u_int64_t
+pgconn_connect_timeout(const char *conninfo)
+{
+	PQconninfoOption	*opts, *opt;
+	u_int64_t		 ms;
+	long			 secs;
+
+	ms = PGCONN_CONNECT_TIMEOUT;
+	if ((opts = PQconninfoParse(conninfo, NULL)) == NULL)
+		return (ms);
+	for (opt = opts; opt->keyword != NULL; opt++) {
+		if (strcmp(opt->keyword, "connect_timeout") != 0 ||
+		    opt->val == NULL)
+			continue;
+		secs = strtol(opt->val, NULL, 10);
+		if (secs > 0 && secs <= 3600)
+			ms = (u_int64_t)secs * 1000;
+	}
+	PQconninfoFree(opts);
+	return (ms);
+}
+
 void
 pgconn_start(const char *conninfo, const struct pgconn_hooks *hooks)
 {
@@ -282,6 +313,7 @@ pgconn_start(const char *conninfo, const struct pgconn_hooks *hooks)
 	P.fd = -1;
 	P.backoff = PGCONN_BACKOFF_MIN;
 	P.conninfo = kore_strdup(conninfo);
+	P.connect_timeout = pgconn_connect_timeout(conninfo);
 	P.hooks = *hooks;
 	pgconn_connect();
 }
@@ -292,7 +324,7 @@ pgconn_tick(void)
 	if (P.conninfo == NULL)
 		return;
 	if (P.state == PGCONN_CONNECTING &&
-	    kore_time_ms() - P.connect_started > PGCONN_CONNECT_MAX) {
+	    kore_time_ms() - P.connect_started > P.connect_timeout) {
 		pgconn_down("connect timed out");
 		return;
 	}

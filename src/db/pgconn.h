@@ -1,12 +1,14 @@
 /*
  * One PostgreSQL connection of a worker's own, outside Kore's pool, for
- * LISTEN and the decider's queries. Non-blocking throughout: connected
- * with PQconnectStart/PQconnectPoll, its socket in Kore's event loop,
- * queries queued and sent one at a time, reconnected with backoff
- * (250 ms doubling to 5 s) after any failure.
+ * LISTEN and the queries of its owner (the payment decider). Non-blocking
+ * throughout: connected with PQconnectStart/PQconnectPoll, its socket in
+ * Kore's event loop, queries queued and sent one at a time. Reconnected
+ * as the pool's connections are (Kore patch 0020): a connect bounded by
+ * connect_timeout of the connection string (5 s without one), and after
+ * a failure a backoff of 250 ms doubling to 2 s.
  */
-#ifndef PSD2_PIS_PGCONN_H
-#define PSD2_PIS_PGCONN_H
+#ifndef PSD2_DB_PGCONN_H
+#define PSD2_DB_PGCONN_H
 
 #include <libpq-fe.h>
 
@@ -17,8 +19,10 @@
 typedef void	(*pgconn_cb)(PGresult *res, void *arg);
 
 struct pgconn_hooks {
-	void	(*connected)(void);		/* after every (re)connect */
-	void	(*notify)(const char *channel, const char *payload);
+	const char	*name;		/* of the owner, starts its log lines */
+	const char	*application_name;	/* in pg_stat_activity */
+	void		 (*connected)(void);	/* after every (re)connect */
+	void		 (*notify)(const char *channel, const char *payload);
 };
 
 /* Starts connecting to conninfo (psd2_db); later calls of pgconn_tick()
@@ -26,7 +30,7 @@ struct pgconn_hooks {
 void	pgconn_start(const char *conninfo, const struct pgconn_hooks *);
 
 /* Reconnects when the backoff has passed, gives up a connect that takes
- * longer than 10 s. Call from a timer. */
+ * longer than the connect timeout. Call from a timer. */
 void	pgconn_tick(void);
 
 int	pgconn_up(void);

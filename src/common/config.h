@@ -2,8 +2,8 @@
  * Process-wide state of psd2gate: loaded once in the parent before the
  * workers fork, read-only afterwards.
  */
-#ifndef PSD2_APP_H
-#define PSD2_APP_H
+#ifndef PSD2_CONFIG_H
+#define PSD2_CONFIG_H
 
 #include <stdint.h>
 
@@ -31,5 +31,10 @@ extern struct keyring		app_totp_keys;
 extern struct keyring		app_client_keys;	/* client secrets */
 
 #define APP_DB		"db"
+
+/* app_cfg from the settings, after settings_validate(). */
+void	config_load(void);
+/* The key rings of psd2_*_keys: 0, or -1 with a message in err. */
+int	config_load_keys(char *, size_t);
 
 #endif

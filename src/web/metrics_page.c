@@ -53,21 +53,24 @@ metrics_challenges(struct kore_buf *b, struct db_query *q, int ok)
 	    "psd2_device_challenges_read %d\n", ok);
 }
 
-static void
-metrics_answer(struct http_request *req, struct metrics_ctx *ctx, int ok)
+/* The counters, and the challenges unless their query failed. */
+static enum db_next
+metrics_answer(struct http_request *req, void *arg)
 {
-	struct kore_buf	*b;
-	char		*text;
-	size_t		 len;
+	struct metrics_ctx	*ctx = arg;
+	struct kore_buf		*b;
+	char			*text;
+	size_t			 len;
 
 	text = metrics_render(&len);
 	b = kore_buf_alloc(len + 1024);
 	kore_buf_append(b, text, len);
 	kore_free(text);
-	metrics_challenges(b, &ctx->q, ok);
+	metrics_challenges(b, &ctx->q, !db_failed(&ctx->q));
 	respond_raw(req, 200, "text/plain; version=0.0.4; charset=utf-8",
 	    b->data, b->offset);
 	kore_buf_free(b);
+	return (DB_ANSWERED);
 }
 
 int
@@ -80,15 +83,5 @@ page_metrics(struct http_request *req)
 		db_query_begin(&ctx->q, req, sql_challenges);
 	}
 	ctx = http_state_get(req);
-	switch (db_query_poll(&ctx->q)) {
-	case DB_PENDING:
-		return (KORE_RESULT_RETRY);
-	case DB_FAILED:
-		metrics_answer(req, ctx, 0);
-		break;
-	case DB_READY:
-		metrics_answer(req, ctx, 1);
-		break;
-	}
-	return (KORE_RESULT_OK);
+	return (db_drive(req, &ctx->q, metrics_answer, ctx, NULL));
 }
