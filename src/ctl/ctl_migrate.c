@@ -19,6 +19,7 @@
 #include "build/embedded.h"
 #include "common/crypto.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 
 #define MIGRATION_DIR	"src/db/migrations/"
 #define FUNCTION_DIR	"src/db/functions/"

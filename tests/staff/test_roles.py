@@ -197,3 +197,40 @@ def test_psd2ctl_connects_as_operator_and_migrates_as_owner():
     assert p.returncode != 0 and "no_such_role" in p.stderr
     assert psd2lib.psd2ctl("tpp", "list", conf=bad,
                            check=False).returncode == 0
+
+
+def test_no_role_changes_an_assignment_outside_its_functions(db):
+    """Only staff_device_action (four eyes) and device_assign_break_glass
+    (psd2ctl's role only) write which PSU holds a device."""
+    cur = db.cursor()
+    serial = "ROLEA" + os.urandom(4).hex().upper()
+    cur.execute("INSERT INTO device (serial, model, firmware, public_key, "
+                "attestation, attestation_ok, host, status, enrolled_at) "
+                "VALUES (%s, 'M', '1', decode(repeat('04', 65), 'hex'), "
+                "'\\x00', true, 'h', 'active', now())", (serial,))
+    cur.execute("SELECT id FROM psu LIMIT 1")
+    psu_id = cur.fetchone()[0]
+    for role in ("psd2_service", "psd2_operator"):
+        with connect(role) as c:
+            rc = c.cursor()
+            refused(rc, "UPDATE device SET psu_id = %s WHERE serial = %s",
+                    (psu_id, serial))
+            refused(rc, "INSERT INTO device (serial, model, firmware, "
+                    "public_key, attestation, attestation_ok, host, status, "
+                    "psu_id) VALUES ('X' || %s, 'M', '1', decode(repeat("
+                    "'04', 65), 'hex'), '\\x00', true, 'h', 'active', %s)",
+                    (serial, psu_id))
+            refused(rc, "DELETE FROM device WHERE serial = %s", (serial,))
+            refused(rc, "INSERT INTO device_assignment (device_serial, "
+                    "psu_id, requested_by) VALUES (%s, %s, 'x')",
+                    (serial, psu_id))
+            refused(rc, "UPDATE device_assignment SET status = 'approved' "
+                    "WHERE false")
+            # the other columns stay writable (enrolment, counters)
+            rc.execute("UPDATE device SET last_counter = last_counter "
+                       "WHERE serial = %s", (serial,))
+    with connect("psd2_service") as c:
+        refused(c.cursor(), "SELECT device_assign_break_glass('x', %s, "
+                "'anna', 'r')", (serial,))
+    cur.execute("SELECT psu_id FROM device WHERE serial = %s", (serial,))
+    assert cur.fetchone() == (None,)
