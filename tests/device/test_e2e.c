@@ -381,6 +381,7 @@ test_setup(void **state)
 	struct t	*t = *state;
 
 	PQclear(q(t, "DELETE FROM device_challenge", 0));
+	PQclear(q(t, "DELETE FROM device_assignment", 0));
 	PQclear(q(t, "DELETE FROM device", 0));
 	return (0);
 }
