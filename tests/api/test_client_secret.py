@@ -86,6 +86,10 @@ def test_legacy_row_is_refused_with_a_log_line_until_rehashed(
     assert any("unsalted" in ln and "psd2ctl tpp rehash" in ln
                for ln in lines), server.tail(since=since)
     assert secret not in server.log_text(since)
+    # an upgrade (migrate) says so too
+    p = psd2ctl("migrate")
+    assert "unsalted form are refused" in p.stderr
+    assert "psd2ctl tpp rehash" in p.stderr
     out = psd2ctl("tpp", "rehash").stdout
     assert "rehashed" in out
     h, s, k = client_row(dbinfo, c.client_id)
