@@ -4,14 +4,16 @@ role writes only the columns of device and device_challenge it needs;
 psd2ctl's operator role works for everyday commands but cannot migrate.
 The staff suite's psd2gate itself connects as psd2_service."""
 
+import getpass
 import os
 import re
+import secrets
 
 import psycopg2
 import pytest
 
 import psd2lib
-from staff_lib import http_login
+from staff_lib import audit_max_id, http_login
 
 
 class connect:
@@ -234,3 +236,32 @@ def test_no_role_changes_an_assignment_outside_its_functions(db):
                 "'anna', 'r')", (serial,))
     cur.execute("SELECT psu_id FROM device WHERE serial = %s", (serial,))
     assert cur.fetchone() == (None,)
+
+
+def test_psd2ctl_registry_writes_are_audit_rows(db):
+    """psd2ctl's people and accounts are written by functions that write
+    the audit row in the same transaction (74_operator.sql)."""
+    actor = "operator:" + getpass.getuser()
+    user = psd2lib.unique("reg")
+    iban = "DE%02d%018d" % (secrets.randbelow(100),
+                             secrets.randbelow(10 ** 18))
+    since = audit_max_id(db)
+    psd2lib.psd2ctl("psu", "add", user, "--password", "registry-pass-1")
+    p = psd2lib.psd2ctl("psu", "add", user, check=False)
+    assert p.returncode == 1 and "exists" in p.stderr
+    assert "unlocked: yes" in psd2lib.psd2ctl("psu", "unlock", user).stdout
+    out = psd2lib.psd2ctl("account", "add", user, iban, "EUR",
+                          "Giro").stdout
+    rid = out.split("resourceId: ")[1].strip()
+    p = psd2lib.psd2ctl("account", "add", "no-such-" + user, iban, "EUR",
+                        "Giro", check=False)
+    assert p.returncode == 1 and "no PSU" in p.stderr
+    cur = db.cursor()
+    cur.execute("SELECT actor, action, detail FROM audit_log WHERE id > %s "
+                "AND (detail->>'username' = %s OR detail->>'psu' = %s) "
+                "ORDER BY id", (since, user, user))
+    assert cur.fetchall() == [
+        (actor, "psu.add", {"username": user}),
+        (actor, "psu.unlock", {"username": user}),
+        (actor, "account.add", {"resource_id": rid, "psu": user})]
+
