@@ -44,8 +44,6 @@ client_secret_verify(const struct keyring *kr, const char *key_id,
 
 	if (stored == NULL || storedlen != CLIENT_SECRET_HASH_LEN)
 		return (0);
-	if (key_id == NULL && salt == NULL)
-		return (crypto_equal(stored, sha, 32));
 	if (key_id == NULL || salt == NULL ||
 	    saltlen != CLIENT_SECRET_SALT_LEN ||
 	    (k = keyring_find(kr, key_id, strlen(key_id))) == NULL)

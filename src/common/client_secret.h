@@ -9,7 +9,8 @@
  *
  * Keying SHA-256(secret) rather than the secret lets psd2ctl tpp rehash
  * convert rows of the earlier unsalted form (secret_hash = SHA-256 of
- * the secret) without knowing any secret. A keyed row cannot be moved to
+ * the secret) without knowing any secret; such a row is never accepted
+ * (client_secret_verify), since converting needs no one's secret. A keyed row cannot be moved to
  * another key without the secret: keep a key in the file as long as a
  * row names it.
  */
@@ -30,10 +31,9 @@ int	client_secret_hash(const struct keyring_key *k,
 	    uint8_t out[CLIENT_SECRET_HASH_LEN]);
 
 /*
- * Checks secret against a stored row: key_id and salt NULL for the
- * unsalted legacy form (stored == SHA-256(secret)). Constant time in
- * the comparison. Returns 1 on a match, 0 otherwise (also for a key id
- * not in kr).
+ * Checks secret against a stored keyed row. Constant time in the
+ * comparison. Returns 1 on a match, 0 otherwise: also for a key id not
+ * in kr, and for a row of the unsalted form (key_id and salt NULL).
  */
 int	client_secret_verify(const struct keyring *kr, const char *key_id,
 	    const uint8_t *salt, size_t saltlen, const uint8_t *stored,

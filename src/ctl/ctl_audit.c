@@ -26,6 +26,7 @@
 #include "common/keyring.h"
 #include "common/settings.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 
 #define AUDIT_SEAL_BATCH	"10000"
 #define AUDIT_CHECKPOINT_HDR	"psd2gate audit checkpoint v1\n"

@@ -11,7 +11,7 @@
 
 #include <libpq-fe.h>
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 
 /* Kore's root folder of the configuration, or NULL (ctl_kore_root_set). */
 static char			*ctl_root;

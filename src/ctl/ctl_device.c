@@ -1,6 +1,7 @@
 /*
  * psd2ctl device: staff operations on hardware authenticators for
- * scripting (the staff pages offer the same). Enrolment does not trust
+ * scripting (the staff pages offer the same, under the same rules:
+ * assigning takes a second person, or the named break-glass command). Enrolment does not trust
  * psd2-deviced: the manufacturer's attestation is verified against the CA
  * keys configured in psd2_device_manufacturer_ca by devenrol_check()
  * (device/devenrol.c), the check the staff pages make too, and
@@ -15,7 +16,7 @@
 #include <unistd.h>
 
 #include "common/settings.h"
-#include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 #include "ctl_device.h"
 #include "devenrol.h"
 
@@ -179,59 +180,128 @@ ctl_dev_enrol(PGconn *db, const char *serial)
 	return (0);
 }
 
+/* What staff_device_action and device_assign_break_glass refuse. */
+static const char *
+ctl_dev_refusal(const char *r)
+{
+	static const struct {
+		const char	*result, *text;
+	} texts[] = {
+		{ "no_device", "no such device" },
+		{ "no_psu", "no such PSU" },
+		{ "bad_status", "not possible in the device's status" },
+		{ "psu_has_device", "the PSU already has an active device" },
+		{ "pending_exists", "an assignment of the device is already "
+		    "waiting for approval" },
+		{ "no_request", "no assignment of the device is waiting for "
+		    "approval" },
+		{ "same_person", "the request is yours: another operator or "
+		    "staff member decides it" },
+		{ "no_reason", "a break-glass assignment needs a reason" },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		if (strcmp(texts[i].result, r) == 0)
+			return (texts[i].text);
+	}
+	return (r);
+}
+
+/*
+ * One staff_device_action, which writes its audit row; a refusal is
+ * named. Returns 0 or 1.
+ */
 static int
-ctl_dev_assign(PGconn *db, const char *serial, const char *username)
+ctl_dev_call(PGconn *db, const char *action, const char *serial,
+    const char *username)
 {
 	char		 actor[128];
-	const char	*p[3] = { serial, username, actor };
+	const char	*p[4] = { actor, action, serial, username };
 	PGresult	*res;
+	const char	*r;
 
 	ctl_actor(actor, sizeof(actor));
-	res = PQexecParams(db, "WITH d AS (UPDATE device SET psu_id = p.id "
-	    "FROM psu p WHERE device.serial = $1 AND p.username = $2 "
-	    "AND device.status NOT IN ('blocked', 'retired') "
-	    "RETURNING device.status), a AS (INSERT INTO audit_log (actor, "
-	    "action, detail) SELECT $3, 'device.assign_direct', "
-	    "jsonb_build_object('serial', $1::text, 'psu', $2::text) "
-	    "FROM d) SELECT status FROM d", 3, NULL, p, NULL, NULL, 0);
+	res = PQexecParams(db, "SELECT staff_device_action($1, $2, $3, $4)",
+	    4, NULL, p, NULL, NULL, 0);
 	if (ctl_dev_failed(db, res))
 		return (1);
-	if (PQntuples(res) != 1) {
-		fprintf(stderr, "psd2ctl device: no such device or PSU, or "
-		    "the device is blocked or retired\n");
+	r = PQgetvalue(res, 0, 0);
+	if (strcmp(r, "ok") != 0) {
+		fprintf(stderr, "psd2ctl device: %s %s refused: %s\n", action,
+		    serial, ctl_dev_refusal(r));
 		PQclear(res);
 		return (1);
 	}
-	printf("device %s assigned to %s (status %s)\n", serial, username,
-	    PQgetvalue(res, 0, 0));
 	PQclear(res);
 	return (0);
 }
 
-/* block, unassign, retire: staff_device_action (70_staff.sql). */
+/*
+ * Four eyes, as on the staff pages: assign requests, and another
+ * operator (psd2ctl device approve|reject) or staff member decides.
+ */
+static int
+ctl_dev_assign(PGconn *db, const char *action, const char *serial,
+    const char *username)
+{
+	if (ctl_dev_call(db, action, serial, username) != 0)
+		return (1);
+	if (strcmp(action, "assign_request") == 0)
+		printf("device %s: assignment to %s requested; another operator "
+		    "approves it (psd2ctl device approve %s, or the staff "
+		    "pages)\n", serial, username, serial);
+	else
+		printf("device %s: assignment %s\n", serial,
+		    strcmp(action, "assign_approve") == 0 ? "approved" :
+		    "rejected");
+	return (0);
+}
+
+/*
+ * The named exception to four eyes (device_assign_break_glass): one
+ * operator assigns at once, giving a reason; the audit row is its own
+ * (device.assign_break_glass).
+ */
+static int
+ctl_dev_break_glass(PGconn *db, const char *serial, const char *username,
+    const char *reason)
+{
+	char		 actor[128];
+	const char	*p[4] = { actor, serial, username, reason };
+	PGresult	*res;
+	const char	*r;
+
+	ctl_actor(actor, sizeof(actor));
+	res = PQexecParams(db, "SELECT device_assign_break_glass($1, $2, $3, "
+	    "$4)", 4, NULL, p, NULL, NULL, 0);
+	if (ctl_dev_failed(db, res))
+		return (1);
+	r = PQgetvalue(res, 0, 0);
+	if (strcmp(r, "ok") != 0) {
+		fprintf(stderr, "psd2ctl device: break-glass assignment of %s "
+		    "refused: %s\n", serial, ctl_dev_refusal(r));
+		PQclear(res);
+		return (1);
+	}
+	PQclear(res);
+	printf("device %s assigned to %s (break-glass, audit row "
+	    "device.assign_break_glass)\n", serial, username);
+	return (0);
+}
+
+/* block, unassign, retire: staff_device_action (72_staff_devices.sql). */
 static int
 ctl_dev_action(PGconn *db, const char *action, const char *serial)
 {
 	char		 actor[128];
 	const char	*p[3] = { actor, action, serial };
 	PGresult	*res;
-	const char	*r;
 
-	ctl_actor(actor, sizeof(actor));
 	/* The function writes the audit row naming the failed challenges. */
-	res = PQexecParams(db, "WITH r AS (SELECT staff_device_action($1, $2, "
-	    "$3, NULL) AS r) SELECT r FROM r", 3, NULL, p, NULL, NULL, 0);
-	if (ctl_dev_failed(db, res))
+	if (ctl_dev_call(db, action, serial, NULL) != 0)
 		return (1);
-	r = PQgetvalue(res, 0, 0);
-	if (strcmp(r, "ok") != 0) {
-		fprintf(stderr, "psd2ctl device: %s %s refused: %s\n", action,
-		    serial, strcmp(r, "no_device") == 0 ? "no such device" :
-		    "not possible in the device's status");
-		PQclear(res);
-		return (1);
-	}
-	PQclear(res);
+	ctl_actor(actor, sizeof(actor));
 	res = PQexecParams(db, "SELECT coalesce(detail->>'failed_challenges', "
 	    "'0') FROM audit_log WHERE actor = $1 AND action = 'device.' || $2 "
 	    "AND detail->>'serial' = $3 ORDER BY id DESC LIMIT 1", 3, NULL, p,
@@ -254,11 +324,20 @@ ctl_device(PGconn *db, int argc, char **argv)
 	if (strcmp(argv[0], "enrol") == 0 && argc == 2)
 		return (ctl_dev_enrol(db, argv[1]));
 	if (strcmp(argv[0], "assign") == 0 && argc == 3)
-		return (ctl_dev_assign(db, argv[1], argv[2]));
+		return (ctl_dev_assign(db, "assign_request", argv[1], argv[2]));
+	if (strcmp(argv[0], "approve") == 0 && argc == 2)
+		return (ctl_dev_assign(db, "assign_approve", argv[1], NULL));
+	if (strcmp(argv[0], "reject") == 0 && argc == 2)
+		return (ctl_dev_assign(db, "assign_reject", argv[1], NULL));
+	if (strcmp(argv[0], "break-glass-assign") == 0 && argc == 5 &&
+	    strcmp(argv[3], "--reason") == 0)
+		return (ctl_dev_break_glass(db, argv[1], argv[2], argv[4]));
 	if ((strcmp(argv[0], "block") == 0 || strcmp(argv[0], "unassign") == 0 ||
 	    strcmp(argv[0], "retire") == 0) && argc == 2)
 		return (ctl_dev_action(db, argv[0], argv[1]));
 	fprintf(stderr, "usage: psd2ctl device list | enrol SERIAL | "
-	    "assign SERIAL PSU-USERNAME | block|unassign|retire SERIAL\n");
+	    "assign SERIAL PSU-USERNAME | approve|reject SERIAL |\n"
+	    "    break-glass-assign SERIAL PSU-USERNAME --reason TEXT | "
+	    "block|unassign|retire SERIAL\n");
 	return (2);
 }

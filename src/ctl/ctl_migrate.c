@@ -19,6 +19,7 @@
 #include "build/embedded.h"
 #include "common/crypto.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 
 #define MIGRATION_DIR	"src/db/migrations/"
 #define FUNCTION_DIR	"src/db/functions/"
@@ -258,6 +259,25 @@ functions_apply(PGconn *db)
 	return (migrate_commit(db, 0));
 }
 
+/*
+ * The token endpoint refuses client secrets still in the unsalted form
+ * (src/common/client_secret.h): an upgrade says so where the operator
+ * is looking, with the command that converts them.
+ */
+static void
+migrate_warn_unsalted(PGconn *db)
+{
+	PGresult	*res;
+
+	res = ctl_exec(db, "SELECT count(*) FROM oauth_client "
+	    "WHERE secret_key_id IS NULL", 0, NULL);
+	if (strcmp(PQgetvalue(res, 0, 0), "0") != 0)
+		fprintf(stderr, "psd2ctl: warning: %s client secret(s) stored "
+		    "in the unsalted form are refused by the token endpoint; "
+		    "psd2ctl tpp rehash converts them\n", PQgetvalue(res, 0, 0));
+	PQclear(res);
+}
+
 int
 ctl_migrate(PGconn *db)
 {
@@ -274,6 +294,8 @@ ctl_migrate(PGconn *db)
 	rc = migrations_run(db);
 	if (rc == 0)
 		rc = functions_apply(db);
+	if (rc == 0)
+		migrate_warn_unsalted(db);
 	PQclear(ctl_exec(db, "SELECT pg_advisory_unlock(" MIGRATE_LOCK ")", 0,
 	    NULL));
 	return (rc == 0 ? 0 : 1);

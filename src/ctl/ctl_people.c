@@ -1,7 +1,7 @@
 /*
- * psd2ctl psu|staff|account|tpp|keys-init: registry commands. Secrets are
- * printed once and stored only hashed (passwords argon2id, client
- * secrets SHA-256); TOTP seeds are stored encrypted.
+ * psd2ctl psu|staff|account|keys-init: registry commands. Secrets are
+ * printed once and stored only hashed (passwords argon2id); TOTP seeds
+ * are stored encrypted. Writes go through 74_operator.sql.
  */
 #include <sys/stat.h>
 
@@ -20,6 +20,7 @@
 #include "common/secretbox.h"
 #include "common/settings.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 
 #define OPT_MAX		16
 
@@ -107,7 +108,7 @@ ctl_keys_init(void)
 	    ctl_keyfile("totp_keys", "t1") != 0 ||
 	    ctl_keyfile("client_keys", "c1") != 0)
 		return (1);
-	/* The audit checkpoint key (optional setting, issue 10). */
+	/* The audit checkpoint key (an optional setting). */
 	if (settings_get("audit_keys", NULL) != NULL &&
 	    ctl_keyfile("audit_keys", "a1") != 0)
 		return (1);
@@ -139,16 +140,41 @@ ctl_random_text(char *out, size_t bytes)
 	base64url_encode(raw, bytes, out, BASE64URL_ENCODED_LEN(bytes) + 1);
 }
 
+/* The row of a PSU or staff member (kind), role NULL for a PSU. */
+static int
+ctl_person_insert(PGconn *db, const char *kind, const char *username,
+    const char *display, const char *hash, const char *box,
+    const char *role)
+{
+	PGresult	*res;
+	char		 actor[128];
+	const char	*params[6] = { actor, username, display, hash, box, role };
+	int		 added;
+
+	ctl_actor(actor, sizeof(actor));
+	res = ctl_exec(db, role != NULL ?
+	    "SELECT operator_staff_add($1, $2, $3, $4, $5, $6)" :
+	    "SELECT operator_psu_add($1, $2, $3, $4, $5)", role != NULL ? 6 : 5,
+	    params);
+	added = !PQgetisnull(res, 0, 0);
+	if (added)
+		printf("%s: %s (id %s)\n", kind, username,
+		    PQgetvalue(res, 0, 0));
+	else
+		fprintf(stderr, "psd2ctl: %s %s exists\n", kind, username);
+	PQclear(res);
+	return (added ? 0 : 1);
+}
+
 int
 ctl_person_add(PGconn *db, const char *kind, const char *username,
-    const char *display, const char *password, const char *totp_b32)
+    const char *display, const char *password, const char *totp_b32,
+    const char *role)
 {
 	struct keyring	 kr;
-	PGresult	*res;
 	uint8_t		 seed[64];
 	char		 b32[128], pw[64], hash[PASSHASH_ENCODED_MAX];
-	char		 box[512], aad[256], sql[256];
-	const char	*params[4];
+	char		 box[512], aad[256];
 	int		 seedlen;
 
 	if (password == NULL) {
@@ -181,28 +207,21 @@ ctl_person_add(PGconn *db, const char *kind, const char *username,
 	}
 	OPENSSL_cleanse(seed, sizeof(seed));
 	keyring_clear(&kr);
-	params[0] = username;
-	params[1] = display ? display : username;
-	params[2] = hash;
-	params[3] = box;
-	snprintf(sql, sizeof(sql), "INSERT INTO %s (username, display_name, "
-	    "password_hash, totp_box) VALUES ($1, $2, $3, $4) RETURNING id",
-	    strcmp(kind, "staff") == 0 ? "staff" : "psu");
-	res = ctl_exec(db, sql, 4, params);
-	printf("%s: %s (id %s)\n", kind, username, PQgetvalue(res, 0, 0));
+	if (ctl_person_insert(db, kind, username, display ? display : username,
+	    hash, box, strcmp(kind, "staff") == 0 ? role : NULL) != 0)
+		return (1);
 	printf("otpauth: otpauth://totp/psd2gate:%s?secret=%s&issuer=psd2gate"
 	    "&algorithm=SHA1&digits=6&period=30\n", username, b32);
-	PQclear(res);
+	if (role != NULL)
+		printf("role: %s\n", role);
 	return (0);
 }
 
-/* A staff member with a role (issue 10): operator unless --role admin. */
+/* A staff member with a role: operator unless --role admin. */
 static int
 ctl_staff_add(PGconn *db, struct opts *o)
 {
-	PGresult	*res;
-	const char	*role, *params[2];
-	int		 rc;
+	const char	*role;
 
 	role = opts_get(o, "role");
 	if (role == NULL)
@@ -211,18 +230,23 @@ ctl_staff_add(PGconn *db, struct opts *o)
 		fprintf(stderr, "psd2ctl: --role is operator or admin\n");
 		return (2);
 	}
-	if ((rc = ctl_person_add(db, "staff", o->positional[0],
+	return (ctl_person_add(db, "staff", o->positional[0],
 	    opts_get(o, "name"), opts_get(o, "password"),
-	    opts_get(o, "totp-secret"))) != 0)
-		return (rc);
-	params[0] = o->positional[0];
-	params[1] = role;
-	res = ctl_exec(db, "UPDATE staff SET role = $2 WHERE username = $1",
-	    2, params);
+	    opts_get(o, "totp-secret"), role));
+}
+
+static int
+ctl_psu_unlock(PGconn *db, const char *username)
+{
+	PGresult	*res;
+	char		 actor[128];
+	const char	*params[2] = { actor, username };
+
+	ctl_actor(actor, sizeof(actor));
+	res = ctl_exec(db, "SELECT operator_psu_unlock($1, $2)", 2, params);
+	printf("%s unlocked: %s\n", username,
+	    strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? "yes" : "no such PSU");
 	PQclear(res);
-	ctl_audit_write(db, "staff.add", "username", o->positional[0],
-	    "role", role);
-	printf("role: %s\n", role);
 	return (0);
 }
 
@@ -230,8 +254,6 @@ static int
 ctl_people(PGconn *db, const char *kind, int argc, char **argv)
 {
 	struct opts	 o;
-	PGresult	*res;
-	const char	*params[1];
 
 	if (argc < 2 || opts_parse(&o, argc - 1, argv + 1, "") == -1 ||
 	    o.npositional != 1)
@@ -241,16 +263,9 @@ ctl_people(PGconn *db, const char *kind, int argc, char **argv)
 	if (strcmp(argv[0], "add") == 0)
 		return (ctl_person_add(db, kind, o.positional[0],
 		    opts_get(&o, "name"), opts_get(&o, "password"),
-		    opts_get(&o, "totp-secret")));
-	if (strcmp(argv[0], "unlock") == 0 && strcmp(kind, "psu") == 0) {
-		params[0] = o.positional[0];
-		res = ctl_exec(db, "UPDATE psu SET failed_logins = 0, "
-		    "locked_until = NULL WHERE username = $1", 1, params);
-		printf("%s unlocked: %s\n", o.positional[0],
-		    strcmp(PQcmdTuples(res), "1") == 0 ? "yes" : "no such PSU");
-		PQclear(res);
-		return (0);
-	}
+		    opts_get(&o, "totp-secret"), NULL));
+	if (strcmp(argv[0], "unlock") == 0 && strcmp(kind, "psu") == 0)
+		return (ctl_psu_unlock(db, o.positional[0]));
 	return (2);
 }
 
@@ -271,23 +286,24 @@ ctl_account_add(PGconn *db, const char *username, const char *iban,
     const char *currency, const char *name, const char *resource_id)
 {
 	PGresult	*res;
-	char		 rid[37];
-	const char	*params[5];
+	char		 rid[37], actor[128];
+	const char	*params[6];
 
 	if (resource_id == NULL) {
 		if (crypto_uuid(rid) == -1)
 			return (1);
 		resource_id = rid;
 	}
-	params[0] = resource_id;
-	params[1] = username;
-	params[2] = iban;
-	params[3] = name;
-	params[4] = currency;
-	res = ctl_exec(db, "INSERT INTO account (resource_id, psu_id, iban, "
-	    "name, holder_name, currency) SELECT $1, id, $3, $4, display_name, "
-	    "$5 FROM psu WHERE username = $2 RETURNING resource_id", 5, params);
-	if (PQntuples(res) != 1) {
+	ctl_actor(actor, sizeof(actor));
+	params[0] = actor;
+	params[1] = resource_id;
+	params[2] = username;
+	params[3] = iban;
+	params[4] = name;
+	params[5] = currency;
+	res = ctl_exec(db, "SELECT operator_account_add($1, $2, $3, $4, $5, "
+	    "$6)", 6, params);
+	if (PQgetisnull(res, 0, 0)) {
 		fprintf(stderr, "psd2ctl: no PSU %s\n", username);
 		PQclear(res);
 		return (1);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 
 #define SANDBOX_TOTP	"JBSWY3DPEHPK3PXP"
 
@@ -40,7 +41,7 @@ ctl_seed_client(PGconn *db, const char *client_id, int ttl)
 
 static int
 ctl_seed_person(PGconn *db, const char *kind, const char *user,
-    const char *name, const char *password)
+    const char *name, const char *password, const char *role)
 {
 	const char	*sql;
 
@@ -49,7 +50,8 @@ ctl_seed_person(PGconn *db, const char *kind, const char *user,
 	    "SELECT 1 FROM psu WHERE username = $1";
 	if (ctl_exists(db, sql, user))
 		return (0);
-	return (ctl_person_add(db, kind, user, name, password, SANDBOX_TOTP));
+	return (ctl_person_add(db, kind, user, name, password, SANDBOX_TOTP,
+	    role));
 }
 
 static int
@@ -61,6 +63,29 @@ ctl_seed_account(PGconn *db, const char *user, const char *rid,
 	return (ctl_account_add(db, user, iban, "EUR", name, rid));
 }
 
+/*
+ * The sandbox staff member administers; one seeded before staff had
+ * roles is made admin as the staff pages would (staff_member_action).
+ */
+static int
+ctl_seed_admin(PGconn *db)
+{
+	PGresult	*res;
+	char		 actor[128];
+	const char	*params[1] = { actor };
+	int		 ok;
+
+	if (!ctl_exists(db, "SELECT 1 FROM staff WHERE username = $1 AND "
+	    "role <> 'admin'", "staff"))
+		return (0);
+	ctl_actor(actor, sizeof(actor));
+	res = ctl_exec(db, "SELECT staff_member_action($1, NULL, "
+	    "'make_admin', 'staff')", 1, params);
+	ok = strcmp(PQgetvalue(res, 0, 0), "ok") == 0;
+	PQclear(res);
+	return (ok ? 0 : 1);
+}
+
 int
 ctl_sandbox_seed(PGconn *db)
 {
@@ -69,11 +94,11 @@ ctl_sandbox_seed(PGconn *db)
 	if (ctl_seed_client(db, "sandbox-tpp", 900) ||
 	    ctl_seed_client(db, "sandbox-tpp-short", 5) ||
 	    ctl_seed_person(db, "psu", "anna", "Anna Schmidt",
-	    "anna-sandbox-1") ||
+	    "anna-sandbox-1", NULL) ||
 	    ctl_seed_person(db, "psu", "bram", "Bram de Vries",
-	    "bram-sandbox-1") ||
+	    "bram-sandbox-1", NULL) ||
 	    ctl_seed_person(db, "staff", "staff", "Sandbox Staff",
-	    "staff-sandbox-1") ||
+	    "staff-sandbox-1", "admin") ||
 	    ctl_seed_account(db, "anna", "DE-anna-giro",
 	    "DE89370400440532013000", "Girokonto") ||
 	    ctl_seed_account(db, "anna", "DE-anna-savings",
@@ -81,9 +106,8 @@ ctl_sandbox_seed(PGconn *db)
 	    ctl_seed_account(db, "bram", "NL-bram-current",
 	    "NL91ABNA0417164300", "Betaalrekening"))
 		return (1);
-	/* The sandbox staff member administers (issue 10: roles). */
-	PQclear(ctl_exec(db, "UPDATE staff SET role = 'admin' "
-	    "WHERE username = 'staff' AND role <> 'admin'", 0, NULL));
+	if (ctl_seed_admin(db) != 0)
+		return (1);
 	/* Account data (balances, transactions) of later migrations. */
 	res = ctl_exec(db, "SELECT p.proname FROM pg_proc p WHERE "
 	    "p.proname = 'sandbox_seed_data'", 0, NULL);

@@ -2,7 +2,8 @@
  * psd2ctl tpp add|list|suspend|activate|rehash. The client secret is a
  * 256-bit random value (or the operator's --secret), printed once, stored
  * salted and keyed (src/common/client_secret.h) under the current key of
- * psd2_client_keys.
+ * psd2_client_keys. Writes go through 74_operator.sql and the staff
+ * pages' functions (70_staff.sql).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "common/keyring.h"
 #include "common/settings.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 
 #define REDIRECTS_MAX	8
 
@@ -94,11 +96,11 @@ ctl_client_add(PGconn *db, const char *name, const char *org_id,
     const char *client_id, const char *const *uris, int nuris,
     int pkce_required, int access_ttl, const char *secret)
 {
-	PGresult	*res;
 	uint8_t		 raw[32], digest[32];
 	char		 gen_secret[64], gen_id[37], array[4096], ttl[16];
 	char		 hash_hex[65], salt_hex[2 * CLIENT_SECRET_SALT_LEN + 1];
-	const char	*params[9], *key_id;
+	char		 actor[128];
+	const char	*params[10], *key_id;
 
 	if (secret != NULL && *secret == '\0') {
 		fprintf(stderr, "psd2ctl: the client secret must not be "
@@ -127,30 +129,21 @@ ctl_client_add(PGconn *db, const char *name, const char *org_id,
 	}
 	OPENSSL_cleanse(digest, sizeof(digest));
 	snprintf(ttl, sizeof(ttl), "%d", access_ttl);
-	params[0] = name;
-	params[1] = org_id;
-	params[2] = client_id;
-	params[3] = hash_hex;
-	params[4] = array;
-	params[5] = pkce_required ? "true" : "false";
-	params[6] = ttl;
-	params[7] = salt_hex;
-	params[8] = key_id;
-	res = ctl_exec(db,
-	    "WITH t AS (INSERT INTO tpp (name, org_id) VALUES ($1, $2) "
-	    "ON CONFLICT (org_id) DO UPDATE SET name = excluded.name "
-	    "RETURNING id) "
-	    "INSERT INTO oauth_client (client_id, tpp_id, secret_hash, "
-	    "redirect_uris, pkce_required, access_ttl, secret_salt, "
-	    "secret_key_id) "
-	    "SELECT $3, id, decode($4, 'hex'), $5, $6, $7, "
-	    "decode($8, 'hex'), $9 FROM t "
-	    "RETURNING client_id", 9, params);
-	ctl_audit_write(db, "tpp.client_add", "org_id", org_id, "client_id",
-	    PQgetvalue(res, 0, 0));
-	printf("client_id: %s\nclient_secret: %s\n", PQgetvalue(res, 0, 0),
-	    secret);
-	PQclear(res);
+	ctl_actor(actor, sizeof(actor));
+	params[0] = actor;
+	params[1] = name;
+	params[2] = org_id;
+	params[3] = client_id;
+	params[4] = hash_hex;
+	params[5] = salt_hex;
+	params[6] = key_id;
+	params[7] = array;
+	params[8] = pkce_required ? "true" : "false";
+	params[9] = ttl;
+	PQclear(ctl_exec(db, "SELECT operator_client_add($1, $2, $3, $4, "
+	    "decode($5, 'hex'), decode($6, 'hex'), $7, $8, $9, $10)", 10,
+	    params));
+	printf("client_id: %s\nclient_secret: %s\n", client_id, secret);
 	OPENSSL_cleanse(gen_secret, sizeof(gen_secret));
 	return (0);
 }
@@ -167,9 +160,11 @@ ctl_client_rehash(PGconn *db, const char *client_id)
 	PGresult	*rows, *res;
 	uint8_t		 sha[32];
 	char		 hash_hex[65], salt_hex[2 * CLIENT_SECRET_SALT_LEN + 1];
-	const char	*params[5], *key_id, *one[1] = { client_id };
+	char		 actor[128];
+	const char	*params[6], *key_id, *one[1] = { client_id };
 	int		 i, n;
 
+	ctl_actor(actor, sizeof(actor));
 	rows = ctl_exec(db, "SELECT client_id, encode(secret_hash, 'hex') "
 	    "FROM oauth_client WHERE secret_key_id IS NULL "
 	    "AND ($1::text IS NULL OR client_id = $1) ORDER BY client_id",
@@ -182,18 +177,17 @@ ctl_client_rehash(PGconn *db, const char *client_id)
 			PQclear(rows);
 			return (-1);
 		}
-		params[0] = PQgetvalue(rows, i, 0);
-		params[1] = hash_hex;
-		params[2] = salt_hex;
-		params[3] = key_id;
-		params[4] = PQgetvalue(rows, i, 1);
+		params[0] = actor;
+		params[1] = PQgetvalue(rows, i, 0);
+		params[2] = PQgetvalue(rows, i, 1);
+		params[3] = hash_hex;
+		params[4] = salt_hex;
+		params[5] = key_id;
 		/* Only if the row is still the one read (a concurrent add). */
-		res = ctl_exec(db, "UPDATE oauth_client SET "
-		    "secret_hash = decode($2, 'hex'), "
-		    "secret_salt = decode($3, 'hex'), secret_key_id = $4 "
-		    "WHERE client_id = $1 AND secret_key_id IS NULL "
-		    "AND secret_hash = decode($5, 'hex')", 5, params);
-		n += atoi(PQcmdTuples(res));
+		res = ctl_exec(db, "SELECT operator_client_rehash($1, $2, "
+		    "decode($3, 'hex'), decode($4, 'hex'), decode($5, 'hex'), "
+		    "$6)", 6, params);
+		n += strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 		PQclear(res);
 	}
 	PQclear(rows);
@@ -272,30 +266,26 @@ ctl_tpp_list(PGconn *db)
 	return (0);
 }
 
+/*
+ * Suspends (every token of the TPP stops at once) or reactivates, with
+ * its audit row, in one transaction: the staff pages' staff_tpp_status.
+ */
 static int
 ctl_tpp_status(PGconn *db, const char *org_id, const char *status)
 {
 	PGresult	*res;
-	const char	*params[2] = { org_id, status };
+	char		 actor[128];
+	const char	*params[3] = { actor, org_id, status };
 	int		 found;
 
-	res = ctl_exec(db, "UPDATE tpp SET status = $2 WHERE org_id = $1",
-	    2, params);
-	found = strcmp(PQcmdTuples(res), "1") == 0;
+	ctl_actor(actor, sizeof(actor));
+	res = ctl_exec(db, "SELECT staff_tpp_status($1, $2, $3)", 3, params);
+	found = strcmp(PQgetvalue(res, 0, 0), "ok") == 0;
 	PQclear(res);
 	if (!found) {
 		fprintf(stderr, "psd2ctl: no TPP %s\n", org_id);
 		return (1);
 	}
-	if (strcmp(status, "suspended") == 0) {
-		/* A suspended TPP's tokens stop working at once. */
-		PQclear(ctl_exec(db, "UPDATE token SET revoked_at = now() "
-		    "WHERE revoked_at IS NULL AND client_id IN (SELECT "
-		    "client_id FROM oauth_client c JOIN tpp t ON "
-		    "t.id = c.tpp_id WHERE t.org_id = $1)", 1, params));
-	}
-	ctl_audit_write(db, strcmp(status, "suspended") == 0 ?
-	    "tpp.suspend" : "tpp.activate", "org_id", org_id, NULL, NULL);
 	printf("%s: %s\n", org_id, status);
 	return (0);
 }

@@ -1,6 +1,7 @@
 /*
  * psd2ctl: operator CLI for psd2gate. Reads the same configuration file
  * as the service: -c FILE, else $PSD2_CONF, else PSD2CTL_DEFAULT_CONF.
+ * This file only reads the arguments and dispatches to the commands.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "common/settings.h"
 #include "ctl/ctl.h"
+#include "ctl/ctl_db.h"
 #include "ctl/ctl_device.h"
 
 /* Where the operator section of README.md installs it. */
@@ -36,80 +38,14 @@ usage(void)
 	    "  staff add USER [--password P] [--totp-secret B32] [--name N]\n"
 	    "      [--role operator|admin]\n"
 	    "  device list|enrol SERIAL|assign SERIAL USER\n"
+	    "  device approve|reject SERIAL   (another operator's request)\n"
+	    "  device break-glass-assign SERIAL USER --reason TEXT\n"
 	    "  device block|unassign|retire SERIAL\n"
 	    "  audit seal | audit verify [--checkpoint FILE]\n"
 	    "  audit checkpoint FILE     seal, then write the signed head\n"
 	    "  audit list [--actor A] [--action X] [--limit N]\n"
 	    "  purge                     delete expired codes, tokens, ...\n");
 	exit(2);
-}
-
-PGresult *
-ctl_exec(PGconn *db, const char *sql, int n, const char *const *params)
-{
-	PGresult	*res;
-
-	res = PQexecParams(db, sql, n, NULL, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK &&
-	    PQresultStatus(res) != PGRES_COMMAND_OK) {
-		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
-		PQclear(res);
-		PQfinish(db);
-		exit(1);
-	}
-	return (res);
-}
-
-/*
- * psd2ctl connects with psd2_ctl_db when set (the operator's role), and
- * migrate with psd2_migrate_db (the owner's role, migration 083); both
- * fall back to psd2_db, the service's connection.
- */
-static PGconn *
-ctl_connect(const char *command)
-{
-	PGconn		*db;
-	const char	*setting;
-	char		*conninfo;
-
-	setting = settings_get("db", "");
-	setting = settings_get("ctl_db", setting);
-	if (strcmp(command, "migrate") == 0)
-		setting = settings_get("migrate_db", settings_get("db", ""));
-	conninfo = ctl_conninfo(setting);
-	db = PQconnectdb(conninfo);
-	free(conninfo);
-	if (PQstatus(db) != CONNECTION_OK) {
-		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
-		exit(1);
-	}
-	PQclear(PQexec(db, "SET client_min_messages = warning"));
-	return (db);
-}
-
-static int
-ctl_purge(PGconn *db)
-{
-	PGresult	*res;
-	char		 days[24];
-	const char	*params[1] = { days };
-
-	res = ctl_exec(db, "SELECT psd2_purge()", 0, NULL);
-	printf("purged %s rows\n", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	/* Access records (migration 010): whole monthly partitions. */
-	res = ctl_exec(db, "SELECT 1 FROM pg_proc WHERE proname = "
-	    "'access_log_purge'", 0, NULL);
-	if (PQntuples(res) > 0) {
-		PQclear(res);
-		snprintf(days, sizeof(days), "%lld", (long long)
-		    settings_int("access_log_retention_days", 395));
-		res = ctl_exec(db, "SELECT access_log_purge($1)", 1, params);
-		printf("access log partitions dropped: %s\n",
-		    PQgetvalue(res, 0, 0));
-	}
-	PQclear(res);
-	return (0);
 }
 
 /*

@@ -175,7 +175,7 @@ token_client_bytes(struct db_query *q, int col, size_t *len)
 	    len));
 }
 
-/* The presented secret against the row (either stored form). */
+/* The presented secret against the row (the keyed form only). */
 static int
 token_client_secret_ok(struct db_query *q, const char *client_id,
     const uint8_t digest[32])
@@ -187,15 +187,19 @@ token_client_secret_ok(struct db_query *q, const char *client_id,
 
 	if (db_is_null(q, 0, 1) || !db_bool(q, 0, 3))
 		return (0);
-	key_id = db_is_null(q, 0, 5) ? NULL : db_value(q, 0, 5);
+	/* Refused, not converted here: psd2ctl converts without secrets. */
+	if (db_is_null(q, 0, 5)) {
+		kore_log(LOG_WARNING, "warning id=%s client %s refused: its "
+		    "secret is stored in the unsalted form, no longer "
+		    "accepted; psd2ctl tpp rehash converts it",
+		    respond_request_id(q->req), client_id);
+		return (0);
+	}
+	key_id = db_value(q, 0, 5);
 	stored = token_client_bytes(q, 1, &storedlen);
 	salt = token_client_bytes(q, 4, &saltlen);
 	ok = client_secret_verify(&app_client_keys, key_id, salt, saltlen,
 	    stored, storedlen, digest);
-	if (ok && key_id == NULL)
-		kore_log(LOG_NOTICE, "notice id=%s client %s: secret stored "
-		    "unsalted; run psd2ctl tpp rehash",
-		    respond_request_id(q->req), client_id);
 	PQfreemem(stored);
 	PQfreemem(salt);
 	return (ok);

@@ -2,13 +2,15 @@
 key file, outside the database) over a per-secret random salt and the
 secret: operators may choose weak secrets, and a copy of the database
 alone must not let anyone test guesses. Rows of the earlier unsalted
-SHA-256 form keep working until `psd2ctl tpp rehash` converts them."""
+SHA-256 form are refused, with a log line naming the client and the
+command, until `psd2ctl tpp rehash` converts them (it needs no secret)."""
 
 import hashlib
 
 import psd2lib
 from psd2lib import (CtlError, basic_auth, make_client, psd2ctl,
                      run_code_flow, token_request)
+from test_basics import _log_lines_with
 
 
 def client_row(dbinfo, client_id):
@@ -68,18 +70,41 @@ def test_sandbox_client_is_keyed(dbinfo):
     assert h != hashlib.sha256(b"sandbox-secret").digest()
 
 
-def test_legacy_row_works_and_rehash_converts_it(dbinfo, psu_factory):
-    c = make_client(secret="legacy-secret-9")
+def test_legacy_row_is_refused_with_a_log_line_until_rehashed(
+        server, dbinfo, psu_factory):
+    secret = "legacy-secret-9"
+    c = make_client(secret=secret)
     db_exec(dbinfo, "UPDATE oauth_client SET secret_hash = %s, "
             "secret_salt = NULL, secret_key_id = NULL WHERE client_id = %s",
-            hashlib.sha256(b"legacy-secret-9").digest(), c.client_id)
-    assert_token_ok(c, psu_factory())
+            hashlib.sha256(secret.encode()).digest(), c.client_id)
+    since = server.log_size()
+    code, _, _, _ = run_code_flow(c, psu_factory())
+    r = token_request({"grant_type": "authorization_code", "code": code,
+                       "redirect_uri": c.redirect_uri}, c)
+    assert r.status_code == 401 and r.json()["error"] == "invalid_client"
+    lines = _log_lines_with(server, c.client_id, since)
+    assert any("unsalted" in ln and "psd2ctl tpp rehash" in ln
+               for ln in lines), server.tail(since=since)
+    assert secret not in server.log_text(since)
+    # an upgrade (migrate) says so too
+    p = psd2ctl("migrate")
+    assert "unsalted form are refused" in p.stderr
+    assert "psd2ctl tpp rehash" in p.stderr
     out = psd2ctl("tpp", "rehash").stdout
     assert "rehashed" in out
     h, s, k = client_row(dbinfo, c.client_id)
-    assert s and k and h != hashlib.sha256(b"legacy-secret-9").digest()
+    assert s and k and h != hashlib.sha256(secret.encode()).digest()
     assert_token_ok(c, psu_factory())
-    # Nothing left to convert: a second run changes nothing.
+    # the conversion is an audit row; a second run changes nothing
+    conn = psd2lib.db_connect(dbinfo)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT count(*) FROM audit_log WHERE action = "
+                    "'tpp.client_rehash' AND detail->>'client_id' = %s",
+                    (c.client_id,))
+        assert cur.fetchone()[0] == 1
+    finally:
+        conn.close()
     again = client_row(dbinfo, c.client_id)
     psd2ctl("tpp", "rehash")
     assert client_row(dbinfo, c.client_id) == again

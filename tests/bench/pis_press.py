@@ -187,7 +187,8 @@ def main():
         sql("DELETE FROM device WHERE serial LIKE 'BENCH%%' AND psu_id IN "
             "(SELECT id FROM psu WHERE username = ANY(%s))", psus)
         for s, u in zip(serials, psus):
-            for step in (("enrol", s), ("assign", s, u)):
+            for step in (("enrol", s), ("break-glass-assign", s, u,
+                                        "--reason", "bench setup")):
                 subprocess.run([os.path.join(BIN, "psd2ctl"), "-c", conf,
                                 "device"] + list(step), check=True,
                                stdout=subprocess.DEVNULL)

@@ -220,6 +220,15 @@ ctl(const char *a, const char *b, const char *c, PGconn *db)
 	return (ctl_device(db, argc, argv));
 }
 
+/* Four eyes: psd2ctl requests the assignment, a staff member approves. */
+static void
+assign(struct t *t, const char *serial)
+{
+	assert_int_equal(ctl("assign", serial, "anna", t->db), 0);
+	assert_string_equal(q1(t, "SELECT staff_device_action('staff:e2e', "
+	    "'assign_approve', $1, NULL)", 1, serial, NULL), "ok");
+}
+
 /* Waits for the daemon to record the device, then enrols and assigns. */
 static void
 enrol(struct t *t, const char *serial)
@@ -227,7 +236,7 @@ enrol(struct t *t, const char *serial)
 	assert_true(wait_value(t, "SELECT status FROM device WHERE serial = $1",
 	    serial, "not_enrolled"));
 	assert_int_equal(ctl("enrol", serial, NULL, t->db), 0);
-	assert_int_equal(ctl("assign", serial, "anna", t->db), 0);
+	assign(t, serial);
 }
 
 static char *
@@ -372,6 +381,7 @@ test_setup(void **state)
 	struct t	*t = *state;
 
 	PQclear(q(t, "DELETE FROM device_challenge", 0));
+	PQclear(q(t, "DELETE FROM device_assignment", 0));
 	PQclear(q(t, "DELETE FROM device", 0));
 	return (0);
 }
@@ -424,7 +434,11 @@ test_first_seen_enrol_assign_block(void **state)
 	assert_int_equal(ctl("enrol", "NOSUCH", NULL, t->db), 1);
 	assert_int_equal(ctl("enrol", s1, NULL, t->db), 0);
 	assert_int_equal(ctl("assign", s1, "nobody", t->db), 1);
+	/* The requester cannot approve their own request. */
 	assert_int_equal(ctl("assign", s1, "anna", t->db), 0);
+	assert_int_equal(ctl("approve", s1, NULL, t->db), 1);
+	assert_string_equal(q1(t, "SELECT staff_device_action('staff:e2e', "
+	    "'assign_approve', $1, NULL)", 1, s1, NULL), "ok");
 	assert_int_equal(ctl("list", NULL, NULL, t->db), 0);
 	assert_int_equal(ctl("frobnicate", NULL, NULL, t->db), 2);
 	v = q1(t, "SELECT d.status || ' ' || p.username FROM device d JOIN psu p "

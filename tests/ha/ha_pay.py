@@ -47,7 +47,8 @@ def enrol(daemon, serial, username, dsn):
             return cur.fetchone() is not None
     wait_for(recorded, 20, "device %s recorded" % serial)
     psd2ctl("device", "enrol", serial)
-    psd2ctl("device", "assign", serial, username)
+    psd2ctl("device", "break-glass-assign", serial, username, "--reason",
+            "test setup")
 
 
 def make_payer(base, daemon, serial, dsn, scope="PAYMENT_INITIATION",

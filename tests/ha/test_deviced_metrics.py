@@ -38,7 +38,8 @@ def test_daemon_metrics_file(inst, dbinfo):
                      host="devd") == 1
 
         psd2ctl("device", "enrol", serial)
-        psd2ctl("device", "assign", serial, psu.username)
+        psd2ctl("device", "break-glass-assign", serial, psu.username,
+                "--reason", "test setup")
         conn = psycopg2.connect(dbinfo)
         conn.autocommit = True
         cur = conn.cursor()

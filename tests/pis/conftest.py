@@ -258,7 +258,8 @@ def enrol(db, emu, serial, username):
     wait_for(lambda: sql(db, "SELECT 1 FROM device WHERE serial = %s",
                          serial), what="device %s recorded" % serial)
     psd2ctl("device", "enrol", serial)
-    psd2ctl("device", "assign", serial, username)
+    psd2ctl("device", "break-glass-assign", serial, username, "--reason",
+            "test setup")
 
 
 def _emu0001_key(db, emu):
@@ -299,7 +300,11 @@ def emulator(service_setup, dbinfo, db):
             if sql(db, "SELECT status FROM device WHERE serial = "
                    "'EMU0001'")[0][0] == "not_enrolled":
                 psd2ctl("device", "enrol", "EMU0001")
-        psd2ctl("device", "assign", "EMU0001", "anna")
+        if not sql(db, "SELECT 1 FROM device d JOIN psu p ON p.id = "
+                   "d.psu_id WHERE d.serial = 'EMU0001' AND "
+                   "p.username = 'anna'"):
+            psd2ctl("device", "break-glass-assign", "EMU0001", "anna",
+                    "--reason", "test setup")
         yield emu
     finally:
         emu.stop()

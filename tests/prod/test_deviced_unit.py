@@ -216,8 +216,8 @@ def test_deviced_as_the_unit_starts_it(started, dbinfo):
     # Enrolled and assigned by the operator; a challenge is answered.
     psu = psd2lib.make_psu(1)
     psd2lib.psd2ctl("device", "enrol", u.serial, conf=u.ctl_conf)
-    psd2lib.psd2ctl("device", "assign", u.serial, psu.username,
-                    conf=u.ctl_conf)
+    psd2lib.psd2ctl("device", "break-glass-assign", u.serial, psu.username,
+                    "--reason", "test setup", conf=u.ctl_conf)
     cur.execute("SELECT id FROM psu WHERE username = %s", (psu.username,))
     psu_id = cur.fetchone()[0]
     cur.execute(

@@ -233,3 +233,75 @@ def test_psd2ctl_unassign_and_retire_write_audit_rows(new_device,
     assert [(a, x) for a, x, _ in actions_since(db, since, serial)] == [
         (actor, "device.unassign"), (actor, "device.retire")]
     assert device(db, serial) == ("retired", None)
+
+
+def test_psd2ctl_assign_requests_and_a_second_person_approves(
+        new_device, psu_factory, db):
+    """psd2ctl keeps four eyes too: assign is a request; its requester
+    cannot approve it; a staff member can."""
+    psu = psu_factory()
+    serial, _ = new_device("active")
+    since = audit_max_id(db)
+    p = psd2lib.psd2ctl("device", "assign", serial, psu.username)
+    assert "requested" in p.stdout
+    assert device(db, serial) == ("active", None)
+    p = psd2lib.psd2ctl("device", "approve", serial, check=False)
+    assert p.returncode == 1 and "request is yours" in p.stderr
+    assert device(db, serial) == ("active", None)
+    b = make_staff("operator")
+    r = act(http_login(b), serial, "assign_approve")
+    assert r.status_code == 200, r.text
+    assert device(db, serial) == ("active", psu.username)
+    actor = "operator:" + getpass.getuser()
+    assert [(a, x) for a, x, _ in actions_since(db, since, serial)] == [
+        (actor, "device.assign_request"),
+        ("staff:" + b.username, "device.assign_approve")]
+
+
+def test_psd2ctl_approves_or_rejects_a_staff_request(new_device,
+                                                     psu_factory, db):
+    psu = psu_factory()
+    serial, _ = new_device("active")
+    sa = http_login(make_staff("operator"))
+    assert act(sa, serial, "assign_request", psu.username).status_code == 200
+    p = psd2lib.psd2ctl("device", "reject", serial)
+    assert "rejected" in p.stdout
+    assert device(db, serial) == ("active", None)
+    assert act(sa, serial, "assign_request", psu.username).status_code == 200
+    p = psd2lib.psd2ctl("device", "approve", serial)
+    assert "approved" in p.stdout
+    assert device(db, serial) == ("active", psu.username)
+    p = psd2lib.psd2ctl("device", "approve", serial, check=False)
+    assert p.returncode == 1 and "no assignment" in p.stderr
+
+
+def test_break_glass_assigns_at_once_with_its_own_audit_row(
+        new_device, psu_factory, db):
+    psu = psu_factory()
+    serial, _ = new_device("active")
+    # a pending request by staff is withdrawn by the break-glass
+    sa = http_login(make_staff("operator"))
+    assert act(sa, serial, "assign_request", psu.username).status_code == 200
+    since = audit_max_id(db)
+    for args in (("break-glass-assign", serial, psu.username),
+                 ("break-glass-assign", serial, psu.username, "--reason")):
+        p = psd2lib.psd2ctl("device", *args, check=False)
+        assert p.returncode == 2
+    p = psd2lib.psd2ctl("device", "break-glass-assign", serial,
+                        psu.username, "--reason", " ", check=False)
+    assert p.returncode == 1 and "needs a reason" in p.stderr
+    assert device(db, serial) == ("active", None)
+    p = psd2lib.psd2ctl("device", "break-glass-assign", serial,
+                        psu.username, "--reason", "PSU at the branch, "
+                        "ticket 4711")
+    assert "break-glass" in p.stdout
+    assert device(db, serial) == ("active", psu.username)
+    rows = actions_since(db, since, serial)
+    assert [(a, x) for a, x, _ in rows] == [
+        ("operator:" + getpass.getuser(), "device.assign_break_glass")]
+    assert rows[0][2] == {"serial": serial, "psu": psu.username,
+                          "reason": "PSU at the branch, ticket 4711"}
+    cur = db.cursor()
+    cur.execute("SELECT status FROM device_assignment WHERE "
+                "device_serial = %s", (serial,))
+    assert cur.fetchall() == [("withdrawn",)]

@@ -4,14 +4,16 @@ role writes only the columns of device and device_challenge it needs;
 psd2ctl's operator role works for everyday commands but cannot migrate.
 The staff suite's psd2gate itself connects as psd2_service."""
 
+import getpass
 import os
 import re
+import secrets
 
 import psycopg2
 import pytest
 
 import psd2lib
-from staff_lib import http_login
+from staff_lib import audit_max_id, http_login
 
 
 class connect:
@@ -197,3 +199,69 @@ def test_psd2ctl_connects_as_operator_and_migrates_as_owner():
     assert p.returncode != 0 and "no_such_role" in p.stderr
     assert psd2lib.psd2ctl("tpp", "list", conf=bad,
                            check=False).returncode == 0
+
+
+def test_no_role_changes_an_assignment_outside_its_functions(db):
+    """Only staff_device_action (four eyes) and device_assign_break_glass
+    (psd2ctl's role only) write which PSU holds a device."""
+    cur = db.cursor()
+    serial = "ROLEA" + os.urandom(4).hex().upper()
+    cur.execute("INSERT INTO device (serial, model, firmware, public_key, "
+                "attestation, attestation_ok, host, status, enrolled_at) "
+                "VALUES (%s, 'M', '1', decode(repeat('04', 65), 'hex'), "
+                "'\\x00', true, 'h', 'active', now())", (serial,))
+    cur.execute("SELECT id FROM psu LIMIT 1")
+    psu_id = cur.fetchone()[0]
+    for role in ("psd2_service", "psd2_operator"):
+        with connect(role) as c:
+            rc = c.cursor()
+            refused(rc, "UPDATE device SET psu_id = %s WHERE serial = %s",
+                    (psu_id, serial))
+            refused(rc, "INSERT INTO device (serial, model, firmware, "
+                    "public_key, attestation, attestation_ok, host, status, "
+                    "psu_id) VALUES ('X' || %s, 'M', '1', decode(repeat("
+                    "'04', 65), 'hex'), '\\x00', true, 'h', 'active', %s)",
+                    (serial, psu_id))
+            refused(rc, "DELETE FROM device WHERE serial = %s", (serial,))
+            refused(rc, "INSERT INTO device_assignment (device_serial, "
+                    "psu_id, requested_by) VALUES (%s, %s, 'x')",
+                    (serial, psu_id))
+            refused(rc, "UPDATE device_assignment SET status = 'approved' "
+                    "WHERE false")
+            # the other columns stay writable (enrolment, counters)
+            rc.execute("UPDATE device SET last_counter = last_counter "
+                       "WHERE serial = %s", (serial,))
+    with connect("psd2_service") as c:
+        refused(c.cursor(), "SELECT device_assign_break_glass('x', %s, "
+                "'anna', 'r')", (serial,))
+    cur.execute("SELECT psu_id FROM device WHERE serial = %s", (serial,))
+    assert cur.fetchone() == (None,)
+
+
+def test_psd2ctl_registry_writes_are_audit_rows(db):
+    """psd2ctl's people and accounts are written by functions that write
+    the audit row in the same transaction (74_operator.sql)."""
+    actor = "operator:" + getpass.getuser()
+    user = psd2lib.unique("reg")
+    iban = "DE%02d%018d" % (secrets.randbelow(100),
+                             secrets.randbelow(10 ** 18))
+    since = audit_max_id(db)
+    psd2lib.psd2ctl("psu", "add", user, "--password", "registry-pass-1")
+    p = psd2lib.psd2ctl("psu", "add", user, check=False)
+    assert p.returncode == 1 and "exists" in p.stderr
+    assert "unlocked: yes" in psd2lib.psd2ctl("psu", "unlock", user).stdout
+    out = psd2lib.psd2ctl("account", "add", user, iban, "EUR",
+                          "Giro").stdout
+    rid = out.split("resourceId: ")[1].strip()
+    p = psd2lib.psd2ctl("account", "add", "no-such-" + user, iban, "EUR",
+                        "Giro", check=False)
+    assert p.returncode == 1 and "no PSU" in p.stderr
+    cur = db.cursor()
+    cur.execute("SELECT actor, action, detail FROM audit_log WHERE id > %s "
+                "AND (detail->>'username' = %s OR detail->>'psu' = %s) "
+                "ORDER BY id", (since, user, user))
+    assert cur.fetchall() == [
+        (actor, "psu.add", {"username": user}),
+        (actor, "psu.unlock", {"username": user}),
+        (actor, "account.add", {"resource_id": rid, "psu": user})]
+

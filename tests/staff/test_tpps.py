@@ -140,7 +140,8 @@ def test_psd2ctl_writes_the_same_audit_rows_naming_the_operator(
     psd2lib.psd2ctl("tpp", "suspend", client.org_id)
     psd2lib.psd2ctl("tpp", "activate", client.org_id)
     assert audit_actions(db, since, client.org_id) == [
-        (actor, "tpp.client_add"), (actor, "tpp.suspend"),
+        (actor, "tpp.register"), (actor, "tpp.client_add"),
+        (actor, "tpp.suspend"),
         (actor, "tpp.activate")]
     name = psd2lib.unique("st")
     psd2lib.psd2ctl("staff", "add", name, "--role", "admin")
@@ -149,3 +150,40 @@ def test_psd2ctl_writes_the_same_audit_rows_naming_the_operator(
                 "action = 'staff.add' AND detail->>'username' = %s",
                 (since, name))
     assert cur.fetchall() == [(actor, {"username": name, "role": "admin"})]
+
+
+def test_psd2ctl_suspend_is_one_transaction_with_its_audit_row(
+        db, client_factory, psu_factory):
+    """A suspension whose audit row cannot be written changes nothing: no
+    suspended TPP, no revoked token, without the row that says who did
+    it. The fault: the audit row's INSERT fails (a trigger of the test)."""
+    client = client_factory()
+    code, _, _, _ = psd2lib.run_code_flow(client, psu_factory())
+    assert psd2lib.exchange_code(client, code).status_code == 200
+    cur = db.cursor()
+    fn = "test_refuse_" + secrets.token_hex(4)
+    cur.execute("CREATE FUNCTION %s() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$BEGIN IF NEW.action = 'tpp.suspend' AND "
+                "NEW.detail->>'org_id' = '%s' THEN RAISE EXCEPTION "
+                "'audit row refused by the test'; END IF; RETURN NEW; "
+                "END$$" % (fn, client.org_id))
+    cur.execute("CREATE TRIGGER %s BEFORE INSERT ON audit_log FOR EACH ROW "
+                "EXECUTE FUNCTION %s()" % (fn, fn))
+    try:
+        p = psd2lib.psd2ctl("tpp", "suspend", client.org_id, check=False)
+    finally:
+        cur.execute("DROP TRIGGER %s ON audit_log" % fn)
+        cur.execute("DROP FUNCTION %s()" % fn)
+    assert p.returncode == 1 and "refused by the test" in p.stderr
+    cur.execute("SELECT status FROM tpp WHERE org_id = %s",
+                (client.org_id,))
+    assert cur.fetchone() == ("active",)
+    cur.execute("SELECT count(*) FROM token WHERE client_id = %s AND "
+                "revoked_at IS NULL", (client.client_id,))
+    assert cur.fetchone()[0] == 2
+    since = audit_max_id(db)
+    psd2lib.psd2ctl("tpp", "suspend", client.org_id)
+    cur.execute("SELECT detail FROM audit_log WHERE id > %s AND "
+                "action = 'tpp.suspend'", (since,))
+    assert cur.fetchall() == [({"org_id": client.org_id,
+                                "tokens_revoked": 2},)]

@@ -1,6 +1,6 @@
 -- Status and PSU changes of authenticators by staff (the staff pages,
--- actor 'staff:<username>') and by psd2ctl (actor 'operator:<login>'),
--- issue 10. Kept apart from 70_staff.sql because the device test
+-- actor 'staff:<username>') and by psd2ctl (actor 'operator:<login>').
+-- Kept apart from 70_staff.sql because the device test
 -- database (tests/device/testdb.sh: a stand-in psu and audit_log, then
 -- migrations 020 and 082) loads this file too. Every change is one
 -- transaction with its audit row; blocking, unassigning and retiring
@@ -21,52 +21,83 @@ RETURNS integer LANGUAGE sql AS $$
 	SELECT count(*)::integer FROM c;
 $$;
 
+-- Whether device d may be assigned to the PSU p_psu_id (both rows locked
+-- by the caller): ok, bad_status, psu_has_device.
+CREATE OR REPLACE FUNCTION device_assignable(d device, p_psu_id bigint)
+RETURNS text LANGUAGE sql STABLE AS $$
+	SELECT CASE
+	    WHEN d.status <> 'active' OR d.psu_id IS NOT NULL THEN 'bad_status'
+	    WHEN EXISTS (SELECT 1 FROM device WHERE psu_id = p_psu_id
+		AND status = 'active') THEN 'psu_has_device'
+	    ELSE 'ok' END;
+$$;
+
+-- Locks device p_serial and PSU p_psu (username), in that order, and
+-- says whether the one may be assigned to the other: result no_device,
+-- no_psu, or as device_assignable; psu_id the PSU's id.
+CREATE OR REPLACE FUNCTION device_assign_target(p_serial text, p_psu text,
+    OUT result text, OUT psu_id bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	d device%ROWTYPE;
+BEGIN
+	SELECT * INTO d FROM device WHERE serial = p_serial FOR UPDATE;
+	IF NOT FOUND THEN
+		result := 'no_device';
+		RETURN;
+	END IF;
+	SELECT p.id INTO psu_id FROM psu p WHERE p.username = p_psu
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		result := 'no_psu';
+		RETURN;
+	END IF;
+	result := device_assignable(d, psu_id);
+END;
+$$;
+
 -- p_action: assign_request (p_psu: username), assign_approve,
 -- assign_reject (the device's pending request; not by its requester),
--- assign_direct (psd2ctl only), unassign, block, retire.
+-- unassign, block, retire. There is no direct assignment here: four eyes
+-- (a request, then another member's approval) on the staff pages and in
+-- psd2ctl alike; the one exception is device_assign_break_glass.
 -- result: ok, no_device, no_psu, bad_status, psu_has_device,
 -- pending_exists, no_request, same_person.
+--
+-- SECURITY DEFINER: the roles of the service and psd2ctl may not write
+-- device.psu_id or device_assignment themselves (migration 130), so no
+-- assignment bypasses these checks.
 CREATE OR REPLACE FUNCTION staff_device_action(p_actor text, p_action text,
     p_serial text, p_psu text)
-RETURNS text LANGUAGE plpgsql AS $$
+RETURNS text LANGUAGE plpgsql SECURITY DEFINER SET search_path = public
+AS $$
 DECLARE
 	d device%ROWTYPE;
 	a device_assignment%ROWTYPE;
 	who psu%ROWTYPE;
+	t record;
 	failed integer := 0;
 	holder text;
+	r text;
 BEGIN
 	SELECT * INTO d FROM device WHERE serial = p_serial FOR UPDATE;
 	IF NOT FOUND THEN
 		RETURN 'no_device';
 	END IF;
 	SELECT username INTO holder FROM psu WHERE id = d.psu_id;
-	IF p_action IN ('assign_request', 'assign_direct') THEN
-		SELECT * INTO who FROM psu WHERE username = p_psu;
-		IF NOT FOUND THEN
-			RETURN 'no_psu';
+	IF p_action = 'assign_request' THEN
+		SELECT * INTO t FROM device_assign_target(p_serial, p_psu);
+		IF t.result <> 'ok' THEN
+			RETURN t.result;
 		END IF;
-		IF d.status <> 'active' OR d.psu_id IS NOT NULL THEN
-			RETURN 'bad_status';
+		IF EXISTS (SELECT 1 FROM device_assignment
+		    WHERE device_serial = p_serial AND status = 'pending') THEN
+			RETURN 'pending_exists';
 		END IF;
-		PERFORM 1 FROM psu WHERE id = who.id FOR UPDATE;
-		IF EXISTS (SELECT 1 FROM device WHERE psu_id = who.id
-		    AND status = 'active') THEN
-			RETURN 'psu_has_device';
-		END IF;
-		IF p_action = 'assign_direct' THEN
-			UPDATE device SET psu_id = who.id WHERE serial = p_serial;
-		ELSE
-			IF EXISTS (SELECT 1 FROM device_assignment
-			    WHERE device_serial = p_serial
-				AND status = 'pending') THEN
-				RETURN 'pending_exists';
-			END IF;
-			INSERT INTO device_assignment (device_serial, psu_id,
-			    requested_by)
-			VALUES (p_serial, who.id, p_actor);
-		END IF;
-		holder := who.username;
+		INSERT INTO device_assignment (device_serial, psu_id,
+		    requested_by)
+		VALUES (p_serial, t.psu_id, p_actor);
+		holder := p_psu;
 	ELSIF p_action IN ('assign_approve', 'assign_reject') THEN
 		SELECT * INTO a FROM device_assignment
 		WHERE device_serial = p_serial AND status = 'pending'
@@ -77,16 +108,12 @@ BEGIN
 		IF a.requested_by = p_actor THEN
 			RETURN 'same_person';
 		END IF;
-		SELECT * INTO who FROM psu WHERE id = a.psu_id;
+		SELECT * INTO who FROM psu WHERE id = a.psu_id FOR UPDATE;
 		holder := who.username;
 		IF p_action = 'assign_approve' THEN
-			IF d.status <> 'active' OR d.psu_id IS NOT NULL THEN
-				RETURN 'bad_status';
-			END IF;
-			PERFORM 1 FROM psu WHERE id = who.id FOR UPDATE;
-			IF EXISTS (SELECT 1 FROM device WHERE psu_id = who.id
-			    AND status = 'active') THEN
-				RETURN 'psu_has_device';
+			r := device_assignable(d, who.id);
+			IF r <> 'ok' THEN
+				RETURN r;
 			END IF;
 			UPDATE device SET psu_id = who.id WHERE serial = p_serial;
 		END IF;
@@ -128,6 +155,55 @@ BEGIN
 END;
 $$;
 
+
+-- The named exception to four eyes, for psd2ctl only (psd2ctl device
+-- break-glass-assign): one operator assigns at once, with a reason, and
+-- the row says so (device.assign_break_glass). A pending request for the
+-- device is withdrawn. result: ok, no_reason, no_device, no_psu,
+-- bad_status, psu_has_device. SECURITY DEFINER like staff_device_action;
+-- only the operator's role may execute it (below).
+CREATE OR REPLACE FUNCTION device_assign_break_glass(p_actor text,
+    p_serial text, p_psu text, p_reason text)
+RETURNS text LANGUAGE plpgsql SECURITY DEFINER SET search_path = public
+AS $$
+DECLARE
+	t record;
+BEGIN
+	IF coalesce(btrim(p_reason), '') = '' THEN
+		RETURN 'no_reason';
+	END IF;
+	SELECT * INTO t FROM device_assign_target(p_serial, p_psu);
+	IF t.result <> 'ok' THEN
+		RETURN t.result;
+	END IF;
+	UPDATE device SET psu_id = t.psu_id WHERE serial = p_serial;
+	UPDATE device_assignment SET status = 'withdrawn',
+	    decided_by = p_actor, decided_at = now()
+	WHERE device_serial = p_serial AND status = 'pending';
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, 'device.assign_break_glass', jsonb_build_object(
+	    'serial', p_serial, 'psu', p_psu, 'reason', p_reason));
+	RETURN 'ok';
+END;
+$$;
+
+-- Who may change an assignment: the service (staff pages) and psd2ctl
+-- through staff_device_action; break-glass only psd2ctl's role.
+REVOKE EXECUTE ON FUNCTION staff_device_action(text, text, text, text),
+    device_assign_break_glass(text, text, text, text) FROM PUBLIC;
+DO $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'psd2_service') THEN
+		GRANT EXECUTE ON FUNCTION staff_device_action(text, text,
+		    text, text) TO psd2_service;
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'psd2_operator') THEN
+		GRANT EXECUTE ON FUNCTION staff_device_action(text, text,
+		    text, text), device_assign_break_glass(text, text, text,
+		    text) TO psd2_operator;
+	END IF;
+END
+$$;
 
 -- Enrolment, by psd2ctl device enrol and by the staff pages, after
 -- devenrol_check (device/devenrol.c) verified the manufacturer's
