@@ -8,6 +8,9 @@
  * could have changed too), names the first row that does not match and
  * exits 1; with --checkpoint it also checks the chain still holds the
  * signed head (a deleted tail, or a chain recomputed by a superuser).
+ * It also reports rows whose time goes backwards in chain order by more
+ * than a late commit explains (a backdated row: only the owner can still
+ * choose a row's time, migration 120).
  */
 #include <sys/types.h>
 
@@ -30,6 +33,15 @@
 
 #define AUDIT_SEAL_BATCH	"10000"
 #define AUDIT_CHECKPOINT_HDR	"psd2gate audit checkpoint v1\n"
+/*
+ * How far a row's time may lie before that of a row sealed earlier: a
+ * row is stamped when inserted and sealed after its transaction commits,
+ * so a transaction that commits after a later one's row was sealed puts
+ * an earlier time after it in the chain. Longer than any transaction the
+ * service or psd2ctl holds open after writing a row.
+ */
+#define AUDIT_LATE_COMMIT_US	(60LL * 1000000)
+#define AUDIT_BACKWARDS_SHOWN	10
 
 struct audit_head {
 	long long	seq;
@@ -236,7 +248,44 @@ struct audit_walk {
 	int		cp_found;
 	struct audit_head cp;
 	int		have_cp;
+	long long	latest_us;	/* the latest time so far */
+	long long	latest_seq;
+	long long	backwards;	/* rows backdated beyond a late commit */
+	long long	late;		/* rows within it */
+	long long	late_max_us;
 };
+
+/*
+ * Time in chain order: a row stamped before a row sealed earlier than
+ * it, by more than a late commit explains, is named (verify fails).
+ */
+static void
+audit_check_time(PGresult *res, struct audit_walk *w)
+{
+	long long	 seq, at_us, back;
+
+	if (PQgetisnull(res, 0, 8))
+		return;
+	seq = atoll(PQgetvalue(res, 0, 0));
+	at_us = atoll(PQgetvalue(res, 0, 8));
+	if (w->latest_seq == 0 || at_us >= w->latest_us) {
+		w->latest_us = at_us;
+		w->latest_seq = seq;
+		return;
+	}
+	back = w->latest_us - at_us;
+	if (back <= AUDIT_LATE_COMMIT_US) {
+		w->late++;
+		if (back > w->late_max_us)
+			w->late_max_us = back;
+		return;
+	}
+	if (w->backwards++ < AUDIT_BACKWARDS_SHOWN)
+		printf("audit: BAD row id %s (seq %lld): time goes backwards: "
+		    "%s is %lld s before the time of seq %lld (a backdated "
+		    "row)\n", PQgetvalue(res, 0, 1), seq,
+		    PQgetvalue(res, 0, 2), back / 1000000, w->latest_seq);
+}
 
 /* One sealed row: checks it against the chain; the first bad one is named. */
 static void
@@ -251,6 +300,7 @@ audit_check_row(PGresult *res, struct audit_walk *w)
 	for (i = 0; i < 6; i++)
 		fields[i] = PQgetvalue(res, 0, i);
 	w->rows++;
+	audit_check_time(res, w);
 	if (w->bad)
 		return;
 	if (PQgetisnull(res, 0, 2)) {
@@ -315,7 +365,9 @@ audit_verify(PGconn *db, const char *checkpoint)
 	if (!PQsendQuery(db, "SELECT c.seq::text, c.id::text, "
 	    "to_char(a.at AT TIME ZONE 'UTC', "
 	    "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), a.actor, a.action, "
-	    "a.detail::text, c.prev_hash, c.row_hash FROM audit_chain c "
+	    "a.detail::text, c.prev_hash, c.row_hash, "
+	    "(extract(epoch FROM a.at) * 1000000)::bigint::text "
+	    "FROM audit_chain c "
 	    "LEFT JOIN audit_log a ON a.id = c.id ORDER BY c.seq") ||
 	    !PQsetSingleRowMode(db)) {
 		fprintf(stderr, "psd2ctl: %s", PQerrorMessage(db));
@@ -344,6 +396,16 @@ audit_verify(PGconn *db, const char *checkpoint)
 		printf("audit: %lld rows not yet sealed (ids %s to %s)\n",
 		    unsealed, PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
 	PQclear(res);
+	if (w.late > 0)
+		printf("audit: %lld rows stamped up to %lld ms before a row "
+		    "sealed earlier (transactions that committed late)\n",
+		    w.late, w.late_max_us / 1000);
+	if (w.backwards > 0) {
+		printf("audit: BAD chain: %lld rows whose time goes backwards "
+		    "by more than %lld s\n", w.backwards,
+		    AUDIT_LATE_COMMIT_US / 1000000);
+		w.bad = 1;
+	}
 	if (w.bad)
 		return (1);
 	printf("audit: chain intact: %lld sealed rows%s\n", w.rows,

@@ -56,6 +56,9 @@ static const struct {
 	    "Token endpoint grants by grant_type and outcome." },
 	{ "psd2_sca_total", "counter",
 	    "Strong customer authentication outcomes by kind." },
+	{ "psd2_tpp_revocation_failures_total", "counter",
+	    "TPP certificate revocation checks that lacked trusted data, and "
+	    "CRL reloads that failed, by reason." },
 };
 
 static struct metrics_slot	*metrics_table;
@@ -83,6 +86,10 @@ metrics_init(void)
 		{ "payment", "ok" }, { "payment", "failed" },
 		{ "payment", "denied" },
 	};
+	static const char	*revocation[] = {
+		"crl_unreadable", "crl_folder_empty", "crl_missing",
+		"crl_expired", "crl_not_yet_valid",
+	};
 	void			*p;
 	size_t			 i;
 
@@ -99,6 +106,9 @@ metrics_init(void)
 	 */
 	(void)metrics_counter(METRICS_DB_UNAVAILABLE, NULL, NULL, NULL, NULL);
 	(void)metrics_counter(METRICS_DB_ERRORS, NULL, NULL, NULL, NULL);
+	for (i = 0; i < sizeof(revocation) / sizeof(revocation[0]); i++)
+		(void)metrics_counter(METRICS_TPP_REVOCATION, "reason",
+		    revocation[i], NULL, NULL);
 	(void)metrics_slot(METRICS_DB_QUERY, "");
 	(void)metrics_slot(METRICS_DB_POOL_WAIT, "");
 	for (i = 0; i < sizeof(declared) / sizeof(declared[0]); i++)

@@ -19,6 +19,7 @@ enum metrics_family {
 	METRICS_DB_ERRORS,	/* counter: failed on the server */
 	METRICS_TOKEN_GRANTS,	/* counter: grant_type, outcome */
 	METRICS_SCA,		/* counter: kind, outcome */
+	METRICS_TPP_REVOCATION,	/* counter: reason (src/tpp/trust.h) */
 	METRICS_FAMILIES
 };
 

@@ -6,9 +6,11 @@
  *	psd2_unsigned_roles	PSD2 roles an unsigned request holds, only
  *				with signing off (default none)
  *	psd2_trust_dir		folder of CA certificates (PEM)
- *	psd2_crl_dir		folder of CRL files (optional); with a
- *				chroot (root), put it under root so that
- *				workers can re-read it
+ *	psd2_crl_dir		folder of CRL files (optional, except in
+ *				production: revocation is required there,
+ *				so it must hold a current CRL of every
+ *				trusted CA); with a chroot (root), put it
+ *				under root so that workers can re-read it
  *	psd2_clock_skew		seconds a date may be off (default 300)
  *	psd2_cert_cache		certificates cached per worker (default 512)
  */
@@ -27,6 +29,7 @@
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "common/settings.h"
+#include "metrics/metrics.h"
 #include "tpp/cache.h"
 #include "tpp/cert.h"
 #include "tpp/trust.h"
@@ -36,13 +39,21 @@
 static struct tpp_config	tpp_cfg;
 static int			worker_ready;
 
+/* Every revocation failure: a log line and a count. */
+static void
+tpp_revocation_failure(const char *reason, const char *detail)
+{
+	kore_log(LOG_ERR, "TPP revocation %s: %s", reason, detail);
+	metrics_count(METRICS_TPP_REVOCATION, "reason", reason, NULL, NULL);
+}
+
 int
 tpp_init(void)
 {
 	char		trust[PATH_MAX], crl[PATH_MAX], err[256];
 	const char	*roles;
 	int64_t		max;
-	int		have_crl;
+	int		have_crl, crl_required;
 
 	tpp_cfg.required = settings_bool("signing_required", 1);
 	/*
@@ -73,8 +84,11 @@ tpp_init(void)
 		return (0);	/* nothing trusted: signed requests fail */
 	}
 	have_crl = settings_path("crl_dir", NULL, crl, sizeof(crl)) == 0;
-	tpp_cfg.trust = tpp_trust_load(trust, have_crl ? crl : NULL, err,
-	    sizeof(err));
+	/* Production does not start without revocation data it trusts. */
+	crl_required = strcmp(settings_get("environment", ""),
+	    "production") == 0;
+	tpp_cfg.trust = tpp_trust_load(trust, have_crl ? crl : NULL,
+	    crl_required, err, sizeof(err));
 	if (tpp_cfg.trust == NULL && !tpp_cfg.required) {
 		/*
 		 * Signing optional (a fresh checkout before
@@ -93,6 +107,7 @@ tpp_init(void)
 		    trust);
 		return (-1);
 	}
+	tpp_trust_on_failure(tpp_cfg.trust, tpp_revocation_failure);
 	return (0);
 }
 

@@ -16,10 +16,26 @@
 
 struct tpp_trust;
 
-/* crl_dir may be NULL. NULL on error, with a reason in err. */
+/*
+ * crl_dir may be NULL, unless required (revocation required: crl_dir
+ * must then hold a current CRL of every trusted CA, and a chain whose CA
+ * has none is refused). NULL on error, with a reason in err.
+ */
 struct tpp_trust	*tpp_trust_load(const char *trust_dir,
-			    const char *crl_dir, char *err, size_t errlen);
+			    const char *crl_dir, int required, char *err,
+			    size_t errlen);
 void			 tpp_trust_free(struct tpp_trust *);
+
+/*
+ * Called with every revocation failure: reason is a short word for a
+ * metric label (crl_unreadable, crl_folder_empty, crl_missing,
+ * crl_expired, crl_not_yet_valid), detail a sentence for the log. A
+ * failed reload is reported once, and again only when the files change.
+ */
+typedef void		 tpp_trust_report_fn(const char *reason,
+			    const char *detail);
+void			 tpp_trust_on_failure(struct tpp_trust *,
+			    tpp_trust_report_fn *);
 
 /*
  * After a worker chroots into root, the CRL folder (configured with its
@@ -33,9 +49,11 @@ size_t			 tpp_trust_anchors(const struct tpp_trust *);
 
 /*
  * Re-reads the CRL folder when its files changed (checked at most once
- * a second). A CRL file that does not parse (say, half written) keeps
- * the previous set and is retried. Returns the generation, which grows
- * with every change, so cached chain results know they are stale.
+ * a second). A folder that cannot be read, a CRL file that does not
+ * parse (say, half written) or a folder emptied keeps the previous set
+ * and is reported; it is retried when the files change. Returns the
+ * generation, which grows with every change, so cached chain results
+ * know they are stale.
  */
 unsigned		 tpp_trust_refresh(struct tpp_trust *, int64_t now);
 

@@ -573,6 +573,75 @@ def psd2lib_der(path):
     return cert.public_bytes(serialization.Encoding.DER)
 
 
+def revocation_failures(reason):
+    text = requests.get(METRICS_URL + "/metrics", timeout=10).text
+    m = re.search(r'(?m)^psd2_tpp_revocation_failures_total'
+                  r'\{reason="%s"\} (\d+)$' % reason, text)
+    assert m, text[:2000]
+    return int(m.group(1))
+
+
+def test_an_emptied_crl_folder_is_logged_and_counted(prod, signer):
+    """The CRL folder emptied under a running production instance (a CRL
+    download that failed): revocation stays on with the CRLs loaded, and
+    the failed reload is logged and counted."""
+    crl = os.path.join(FOLDER, "root", "crl")
+    aside = os.path.join(FOLDER, "crl-aside")
+    os.makedirs(aside, exist_ok=True)
+    before = revocation_failures("crl_folder_empty")
+    names = os.listdir(crl)
+    assert names
+    for n in names:
+        os.rename(os.path.join(crl, n), os.path.join(aside, n))
+    try:
+        time.sleep(1.1)     # a worker looks at the folder once a second
+        sig = signer.default
+        deadline = time.time() + 15
+        while revocation_failures("crl_folder_empty") == before and \
+                time.time() < deadline:
+            h = sig.headers("GET", API_URL + psd2lib.ACCOUNT_LIST,
+                            headers={"Authorization": "Bearer " +
+                                     "2f6a5c1e-0b7d-4e55-9a0f-6f1c2d3e4a5b",
+                                     "PSU-IP-Address": "192.0.2.10"})
+            requests.get(API_URL + psd2lib.ACCOUNT_LIST, headers=h,
+                         cert=QWAC, verify=CA, timeout=30)
+            time.sleep(0.2)
+        assert revocation_failures("crl_folder_empty") > before
+        with open(prod.log_path, errors="replace") as f:
+            assert "TPP revocation crl_folder_empty" in f.read()
+    finally:
+        for n in names:
+            os.rename(os.path.join(aside, n), os.path.join(crl, n))
+
+
+def test_production_does_not_start_without_revocation_data(prod):
+    """production.conf with an empty CRL folder: psd2gate refuses to
+    start, naming the missing revocation data."""
+    empty = os.path.join(FOLDER, "root", "crl-empty")
+    os.makedirs(empty, exist_ok=True)
+    ports = [psd2lib.free_port()]
+    ports.append(psd2lib.free_port(tuple(ports)))
+    ports.append(psd2lib.free_port(tuple(ports)))
+    conf = prodconf.generate(os.path.join(FOLDER, "etc", "nocrl.conf"),
+                             FOLDER, ports[0], int(os.environ["PGPORT"]),
+                             DBNAME, ports[1], ports[2])["conf"]
+    with open(conf) as f:
+        text = f.read()
+    text, n = re.subn(r"(?m)^psd2_crl_dir\s+\S+$",
+                      "psd2_crl_dir\t\t\t" + empty, text)
+    assert n == 1
+    with open(conf, "w") as f:
+        f.write(text)
+    p = subprocess.run([os.path.join(psd2lib.bin_dir(), "psd2gate"), "-c",
+                        conf, "-f"], cwd="/", env={"PATH": "/usr/bin:/bin"},
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=60)
+    out = p.stdout + p.stderr
+    assert p.returncode != 0, out[-2000:]
+    assert "revocation is required" in out, out[-2000:]
+    assert not psd2lib.port_open(ports[0])
+
+
 def test_shutdown_is_clean(prod):
     """Last: SIGTERM stops every process of the instance cleanly. Inside
     the chroot glibc could not load libgcc_s to end the task threads and

@@ -55,6 +55,11 @@ def test_service_role_appends_to_the_audit_log_only():
                 (rid,))
         refused(cur, "DELETE FROM audit_log WHERE id = %s", (rid,))
         refused(cur, "TRUNCATE audit_log")
+        # the id and the time are the database's (migration 120)
+        refused(cur, "INSERT INTO audit_log (at, actor, action) VALUES "
+                "(now() - interval '1 day', 'test:role', 'test.role')")
+        refused(cur, "INSERT INTO audit_log (id, actor, action) VALUES "
+                "(30000, 'test:role', 'test.role')")
         refused(cur, "CREATE TABLE role_test (x int)")
         refused(cur, "INSERT INTO schema_migrations (name, sha256) VALUES "
                 "('999_x.sql', 'x')")

@@ -21,6 +21,16 @@
 static struct tpp_config	cfg;
 static char			trust_dir[256], crl_dir[256];
 static int64_t			now;
+static char			last_reason[64];
+static int			reports;
+
+static void
+on_failure(const char *reason, const char *detail)
+{
+	(void)detail;
+	snprintf(last_reason, sizeof(last_reason), "%s", reason);
+	reports++;
+}
 
 struct signreq {
 	const char	*cert;		/* certificate file in the PKI */
@@ -65,8 +75,9 @@ setup(void **state)
 	cfg.required = 1;
 	cfg.skew = 300;
 	cfg.cache = tpp_cache_new(4);
-	cfg.trust = tpp_trust_load(trust_dir, crl_dir, err, sizeof(err));
+	cfg.trust = tpp_trust_load(trust_dir, crl_dir, 0, err, sizeof(err));
 	assert_non_null(cfg.trust);
+	tpp_trust_on_failure(cfg.trust, on_failure);
 	return (0);
 }
 
@@ -505,10 +516,84 @@ test_crl_reload(void **state)
 		sign(&r, &ok);
 		EXPECT(&r, NULL, 0, "");
 	}
+	/*
+	 * The folder emptied (say, a failed CRL download): revocation does
+	 * not turn itself off; the CRL loaded stays, the failure is
+	 * reported once, and again when the files change.
+	 */
+	reports = 0;
 	unlink(path);
 	now += 1;
 	sign(&r, &s);
+	EXPECT(&r, NULL, 401, "CERTIFICATE_BLOCKED");
+	assert_int_equal(reports, 1);
+	assert_string_equal(last_reason, "crl_folder_empty");
+	now += 1;
+	sign(&r, &s);
+	EXPECT(&r, NULL, 401, "CERTIFICATE_BLOCKED");
+	assert_int_equal(reports, 1);
+	/* A file that does not parse: the same. */
+	snprintf(path, sizeof(path), "%s/half.crl.pem", crl_dir);
+	{
+		FILE	*fp = fopen(path, "w");
+
+		assert_non_null(fp);
+		fputs("-----BEGIN X509 CRL-----\nMIIB\n", fp);
+		fclose(fp);
+	}
+	now += 1;
+	sign(&r, &s);
+	EXPECT(&r, NULL, 401, "CERTIFICATE_BLOCKED");
+	assert_int_equal(reports, 2);
+	assert_string_equal(last_reason, "crl_unreadable");
+	unlink(path);
+	tt_free(&r);
+}
+
+/*
+ * Revocation required (production): no trust store without a CRL folder
+ * holding a current CRL of every trusted CA; with one, the revoked
+ * certificate is refused and the others pass. Not required: an empty
+ * folder loads (the sandbox before its CA made a CRL).
+ */
+static void
+test_crl_required(void **state)
+{
+	struct tt_req		 r = { 0 };
+	struct signreq		 ok = { .cert = "all", .alg = "rsa-sha256" };
+	struct signreq		 bad = { .cert = "revoked",
+				    .alg = "rsa-sha256" };
+	struct tpp_trust	*saved = cfg.trust, *t;
+	char			 dir[256], path[512], src[512], err[256];
+	(void)state;
+
+	snprintf(dir, sizeof(dir), "/tmp/tpp-crlreq-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_null(tpp_trust_load(trust_dir, NULL, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "psd2_crl_dir"));
+	assert_null(tpp_trust_load(trust_dir, dir, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "revocation is required"));
+	snprintf(path, sizeof(path), "%s/ca.crl.pem", dir);
+	copy_file(tt_path("crl/ca.crl.pem", src, sizeof(src)), path);
+	t = tpp_trust_load(trust_dir, dir, 1, err, sizeof(err));
+	assert_non_null(t);
+	tpp_trust_on_failure(t, on_failure);
+	cfg.trust = t;
+	tpp_cache_free(cfg.cache);
+	cfg.cache = tpp_cache_new(4);
+	sign(&r, &ok);
 	EXPECT(&r, NULL, 0, "");
+	sign(&r, &bad);
+	EXPECT(&r, NULL, 401, "CERTIFICATE_BLOCKED");
+	tpp_trust_free(t);
+	unlink(path);
+	t = tpp_trust_load(trust_dir, dir, 0, err, sizeof(err));
+	assert_non_null(t);	/* not required: an empty folder loads */
+	tpp_trust_free(t);
+	cfg.trust = saved;
+	tpp_cache_free(cfg.cache);
+	cfg.cache = tpp_cache_new(4);
+	rmdir(dir);
 	tt_free(&r);
 }
 
@@ -539,6 +624,7 @@ main(void)
 		cmocka_unit_test(test_tampering),
 		cmocka_unit_test(test_certificates),
 		cmocka_unit_test(test_crl_reload),
+		cmocka_unit_test(test_crl_required),
 		cmocka_unit_test(test_no_trust),
 	};
 

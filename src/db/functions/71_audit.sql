@@ -1,6 +1,6 @@
--- The hash-chained audit log (migrations 081 and 100; encoding:
+-- The hash-chained audit log (migrations 081, 100 and 120; encoding:
 -- README.md, "Audit log"). Writers only INSERT (actor, action, detail)
--- into audit_log; audit_seal appends each row's link (seq, hashes) to
+-- into audit_log (the id and the time are the database's); audit_seal appends each row's link (seq, hashes) to
 -- audit_chain. Neither table is ever updated.
 
 -- The canonical bytes of one row, version 1: a header line, then each
@@ -39,9 +39,13 @@ $$;
 
 -- Chains up to p_max unsealed rows (audit_log rows without a link in
 -- audit_chain) in id order after the head. p_window: only rows with ids
--- above the highest sealed id minus p_window are looked at (the
--- service's timer: a bounded look back for rows whose transactions
--- committed late; NULL: every row, psd2ctl audit seal). One sealer at a
+-- above the sequence's last value minus p_window are looked at (the
+-- service's timer: a bounded look back, on the primary key, for rows
+-- whose transactions committed late; NULL: every row, psd2ctl audit
+-- seal). The look back starts from the sequence, not from the highest
+-- sealed id: writers cannot choose ids (migration 120), and a row whose
+-- id was chosen by hand above the sequence is above the window's start
+-- too, so it neither hides nor stops the rows after it. One sealer at a
 -- time (advisory lock; another caller returns at once with sealed 0).
 -- Returns how many were sealed and the head afterwards (NULL while the
 -- chain is empty). The links go in with one INSERT.
@@ -53,7 +57,7 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
 DECLARE
 	r record;
 	h bytea;
-	v_from bigint := 0;
+	v_from bigint := -9223372036854775808;
 	v_ids bigint[] := '{}';
 	v_prev bytea[] := '{}';
 	v_hash bytea[] := '{}';
@@ -72,12 +76,12 @@ BEGIN
 	head_hash := coalesce(head_hash, decode(repeat('00', 32), 'hex'));
 	v_first := head_seq + 1;
 	IF p_window IS NOT NULL THEN
-		SELECT coalesce(max(c.id), 0) - p_window INTO v_from
-		FROM audit_chain c;
+		SELECT s.last_value - p_window INTO v_from
+		FROM audit_log_id_seq s;
 	END IF;
 	FOR r IN SELECT a.id, a.at, a.actor, a.action, a.detail
 	    FROM audit_log a
-	    WHERE a.id > v_from AND NOT EXISTS (SELECT 1 FROM audit_chain c
+	    WHERE a.id >= v_from AND NOT EXISTS (SELECT 1 FROM audit_chain c
 		WHERE c.id = a.id)
 	    ORDER BY a.id LIMIT p_max
 	LOOP
@@ -102,7 +106,8 @@ END;
 $$;
 
 -- The service's timer (src/app/audit_sealer.c): looks back 10,000 ids
--- for rows committed late; psd2ctl audit seal looks at every row.
+-- from the sequence for rows committed late; psd2ctl audit seal looks at
+-- every row.
 CREATE OR REPLACE FUNCTION audit_seal(p_max integer, OUT sealed integer,
     OUT head_seq bigint, OUT head_hash bytea)
 LANGUAGE sql AS $$
