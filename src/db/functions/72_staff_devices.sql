@@ -187,24 +187,6 @@ BEGIN
 END;
 $$;
 
--- Who may change an assignment: the service (staff pages) and psd2ctl
--- through staff_device_action; break-glass only psd2ctl's role.
-REVOKE EXECUTE ON FUNCTION staff_device_action(text, text, text, text),
-    device_assign_break_glass(text, text, text, text) FROM PUBLIC;
-DO $$
-BEGIN
-	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'psd2_service') THEN
-		GRANT EXECUTE ON FUNCTION staff_device_action(text, text,
-		    text, text) TO psd2_service;
-	END IF;
-	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'psd2_operator') THEN
-		GRANT EXECUTE ON FUNCTION staff_device_action(text, text,
-		    text, text), device_assign_break_glass(text, text, text,
-		    text) TO psd2_operator;
-	END IF;
-END
-$$;
-
 -- Enrolment, by psd2ctl device enrol and by the staff pages, after
 -- devenrol_check (device/devenrol.c) verified the manufacturer's
 -- attestation of the key p_public_key: not_enrolled -> active, with its
