@@ -11,7 +11,8 @@
 #				suites share one test PostgreSQL cluster on a
 #				free port, stopped however the run ends
 #	make test-build		the makefiles read no package flags at parse
-#				time (tests/build/check-makefiles.sh)
+#				time, every program has the same hardening,
+#				the package sets of deps (tests/build)
 #	make sanitize-test	build-asan (ASan+UBSan), then unit, device and
 #				api suites against it
 #
@@ -75,8 +76,8 @@ test:
 	@sh tests/pgcluster.sh run \
 	    sh tests/run-all.sh "$(MAKE) --no-print-directory" $(T_SUITES)
 
-test-build:
-	@sh tests/build/check-makefiles.sh
+test-build: all
+	@sh tests/build/run.sh
 
 sanitize-test:
 	@$(T_ASAN_MAKE) all

@@ -19,8 +19,8 @@
 #include <openssl/sha.h>
 
 #include "firmware.h"
-#include "../devcur.h"
-#include "../devsig.h"
+#include "devcur.h"
+#include "devsig.h"
 
 #define FW_UNPLUG_DELAY_MS	30
 #define FW_PIN_MIN		4

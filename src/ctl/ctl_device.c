@@ -17,7 +17,7 @@
 #include "common/settings.h"
 #include "ctl/ctl.h"
 #include "ctl_device.h"
-#include "devenrol.h"
+#include "common/devenrol.h"
 
 static int
 ctl_dev_failed(PGconn *db, PGresult *res)

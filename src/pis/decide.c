@@ -38,8 +38,8 @@
 
 #include "common/encoding.h"
 #include "common/settings.h"
-#include "devframe.h"
-#include "devsig.h"
+#include "common/devframe.h"
+#include "common/devsig.h"
 #include "metrics/metrics.h"
 #include "pis/booking.h"
 #include "pis/pgconn.h"

@@ -16,7 +16,7 @@
 #include "app/app.h"
 #include "common/crypto.h"
 #include "db/db.h"
-#include "devcur.h"
+#include "common/devcur.h"
 #include "oauth/login.h"
 #include "pis/payments_page.h"
 #include "web/forms.h"

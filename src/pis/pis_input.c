@@ -17,9 +17,9 @@
 #include <jansson.h>
 
 #include "common/money.h"
-#include "devcur.h"
-#include "devtext.h"
-#include "iban.h"
+#include "common/devcur.h"
+#include "common/devtext.h"
+#include "common/iban.h"
 #include "pis/pis.h"
 #include "pis/pis_input.h"
 

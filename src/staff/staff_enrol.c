@@ -20,7 +20,7 @@
 
 #include "common/settings.h"
 #include "db/db.h"
-#include "devenrol.h"
+#include "common/devenrol.h"
 #include "staff/staff.h"
 #include "staff/staff_enrol.h"
 #include "staff/staff_page.h"
