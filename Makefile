@@ -1,9 +1,11 @@
 # psd2gate: one Kore binary (Debian's Kore 4.1.0 source with our patches),
 # the operator CLI, the device daemon and the test suites.
 #
-#   make            build everything into build/ (or $(BUILD))
-#   make run        the sandbox on http://127.0.0.1:8080
-#   make test       every test suite, then the sanitizer run
+#   make            build the programs into build/ (or $(BUILD))
+#   make run        the sandbox on http://127.0.0.1:8080 (first installs
+#                   the packages it needs: tests/deps.sh run)
+#   make test       every test suite, then the sanitizer run (first
+#                   installs those and the test tools: tests/deps.sh test)
 #   make bench      wrk side by side with a static route
 #   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
 
@@ -59,11 +61,17 @@ MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql)) \
 	$(sort $(wildcard src/db/repairs/*.sql))
 
 .PHONY: all run test test-api test-browser test-kore bench bench-audit fuzz clean deps \
+	deps-test \
 	sanitize-test
 all: $(BUILD)/bin/psd2gate $(BUILD)/bin/psd2ctl device-all
 
+# What make all and make run need (deps), and that plus the test tools
+# (deps-test, for make test): tests/deps.sh names both sets.
 deps:
-	@sh tests/deps.sh
+	@sh tests/deps.sh run
+
+deps-test:
+	@sh tests/deps.sh test
 
 $(KORE_DIR)/.patched: $(KORE_PATCHES)
 	rm -rf $(KORE_DIR)

@@ -1,6 +1,7 @@
 # psd2gate device module: psd2-deviced, the emulated authenticator and
 # their tests. Included by the top-level Makefile; also usable alone:
 #   make -f device/device.mk BUILD=build device-all test-device fuzz-device
+# (device-all: the programs; device-tests: the cmocka test programs)
 # Own variables are prefixed DEV_.
 
 BUILD		?= build
@@ -50,14 +51,18 @@ DEV_TESTS	:= $(DEV_OBJ)/tests/test_frame $(DEV_OBJ)/tests/test_sig \
 DEV_PROGS	:= $(DEV_BIN)/psd2-deviced $(DEV_BIN)/psd2-emu \
 		   $(DEV_BIN)/psd2-emuhost
 
-.PHONY: device-all test-device fuzz-device bench-device
+.PHONY: device-all device-tests test-device fuzz-device bench-device
 
 # A change of the flags rebuilds every object (and so every program).
 $(DEV_DAEMON_OBJ) $(DEV_EMU_OBJ) $(DEV_CTL_OBJ) \
     $(DEV_OBJ)/device/emu/psd2-emu.o $(DEV_OBJ)/device/emu/emuhost.o \
     $(DEV_TESTS:=.o) $(DEV_OBJ)/tests/devtest.o: src/build/flags.mk
 
-device-all: $(DEV_PROGS) $(DEV_TESTS)
+# The programs (make all, make run); the test programs link cmocka, a
+# test tool, so only the test targets build them.
+device-all: $(DEV_PROGS)
+
+device-tests: $(DEV_TESTS)
 
 $(DEV_OBJ)/device/emu/%.o: device/emu/%.c device/emu/*.h device/*.h src/common/*.h
 	@mkdir -p $(dir $@)
@@ -109,7 +114,7 @@ $(DEV_OBJ)/tests/bench_device: $(DEV_OBJ)/tests/bench_device.o $(DEV_OBJ)/tests/
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_EMU_LIBS) $(DEV_PQ_LIBS) \
 	    $(DEV_SSL_LIBS) -lpthread
 
-test-device: device-all
+test-device: device-all device-tests
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/pgcluster.sh run \
 	    sh tests/device/run.sh
 
@@ -133,5 +138,5 @@ fuzz-device: $(DEV_OBJ)/fuzz/device_frame_fuzz
 	@sh tests/fuzz/run-harness.sh device_frame $(DEV_OBJ)/fuzz/device_frame_fuzz \
 	    $(FUZZ_SECONDS) $(DEV_OBJ)/fuzz/corpus $(DEV_OBJ)/fuzz -max_len=1100
 
-bench-device: device-all $(DEV_OBJ)/tests/bench_device
+bench-device: device-all device-tests $(DEV_OBJ)/tests/bench_device
 	@BUILD=$(BUILD) sh tests/device/bench.sh

@@ -71,12 +71,12 @@ test-migrate: all
 # suite runs even if an earlier one failed, and a recap of the summary
 # lines closes the run.
 test:
-	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory deps-test
 	@$(MAKE) --no-print-directory all
 	@sh tests/pgcluster.sh run \
 	    sh tests/run-all.sh "$(MAKE) --no-print-directory" $(T_SUITES)
 
-test-build: all
+test-build: all device-tests
 	@sh tests/build/run.sh
 
 sanitize-test:
