@@ -57,8 +57,10 @@ int	ais_begin(struct http_request *, struct xs2a_call *, const char *,
 int	ais_finish(struct http_request *, struct xs2a_call *);
 
 /* The request body (at most max bytes) as a NUL-terminated kore_malloc'ed
- * string, or NULL when there is none. *len gets its length. */
-char	*ais_body(struct http_request *, size_t, size_t *);
+ * string, or NULL when there is none. *len gets its length. A body over
+ * max records the call's input error 413. */
+char	*ais_body(struct http_request *, struct xs2a_call *, size_t,
+	    size_t *);
 
 /* Strict YYYY-MM-DD calendar date (years 1000..9999). */
 int	ais_date_valid(const char *);

@@ -18,7 +18,8 @@
 #include "ais/ais.h"
 
 char *
-ais_body(struct http_request *req, size_t max, size_t *len)
+ais_body(struct http_request *req, struct xs2a_call *c, size_t max,
+    size_t *len)
 {
 	char	*body;
 	ssize_t	 n;
@@ -26,7 +27,15 @@ ais_body(struct http_request *req, size_t max, size_t *len)
 
 	*len = 0;
 	total = req->http_body_length;
-	if (total == 0 || total > max)
+	/* Over this endpoint's own limit, though under Kore's: the same
+	   413 as Kore's, not a malformed body. */
+	if (total > max) {
+		xs2a_input_error(c, 413, "FORMAT_ERROR", NULL,
+		    "The request body is too large (at most %zu bytes here).",
+		    max);
+		return (NULL);
+	}
+	if (total == 0)
 		return (NULL);
 	body = kore_malloc(total + 1);
 	off = 0;
