@@ -3,7 +3,7 @@
  * scripting (the staff pages offer the same). Enrolment does not trust
  * psd2-deviced: the manufacturer's attestation is verified against the CA
  * keys configured in psd2_device_manufacturer_ca by devenrol_check()
- * (device/devenrol.c), the check the staff pages make too, and
+ * (src/common/devenrol.c), the check the staff pages make too, and
  * device_enrol (72_staff_devices.sql) writes the same audit row.
  */
 #include <sys/types.h>

@@ -81,7 +81,7 @@ payments_word(struct http_request *req, const char *prefix,
 	return (pages_text(req, key));
 }
 
-/* The amount as the authenticator shows it (device/devcur.h). */
+/* The amount as the authenticator shows it (common/devcur.h). */
 void
 payments_page_translate(struct http_request *req, json_t *payment)
 {
