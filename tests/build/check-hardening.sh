@@ -18,7 +18,9 @@
 # ($BUILD/unit), the TPP unit tests ($BUILD/tpp) and the libFuzzer
 # harnesses (*/fuzz/). psd2-embed, the build's own tool, has no function
 # that needs a canary (no local array), so -fstack-protector-strong adds
-# none: it must pass ssp-units, not ssp.
+# none: it must pass ssp-units, not ssp. The sanitizer build (build-asan)
+# is not read: GCC's ASan start-up unit (asan_preinit, C++) is built
+# without a stack protector, and those binaries never ship.
 #
 # First a control: a program built without any of it must fail every
 # check, so that a check which cannot fail does not pass unnoticed.
