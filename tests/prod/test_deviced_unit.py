@@ -30,6 +30,7 @@ import pwd
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
 
@@ -61,23 +62,23 @@ def can_enter(user, path):
                            "test", "-x", path], cwd="/").returncode == 0
 
 
-def unit_folder(user):
-    """The folder of the unit's files: var/prod-deviced of the checkout,
-    or, when the unit's user cannot enter the checkout (a clone in a
-    private home or under a 0700 parent), a folder of this checkout under
-    /var/tmp that var/prod-deviced points to, as tests/pgcluster.sh does
-    for the postgres user. Emptied."""
-    os.makedirs(os.path.dirname(CHECKOUT_FOLDER), exist_ok=True)
-    subprocess.run(["rm", "-rf", CHECKOUT_FOLDER], check=True)
-    if can_enter(user, os.path.dirname(CHECKOUT_FOLDER)):
-        os.makedirs(CHECKOUT_FOLDER)
-        return CHECKOUT_FOLDER
+def unit_folder(user, wanted):
+    """The folder of the unit's files: wanted (var/prod-deviced of the
+    checkout), or, when the unit's user cannot enter it (a clone in a
+    private home or under a 0700 parent), a folder under /var/tmp that
+    wanted points to, as tests/pgcluster.sh does for the postgres user.
+    Emptied."""
+    os.makedirs(os.path.dirname(wanted), exist_ok=True)
+    subprocess.run(["rm", "-rf", wanted], check=True)
+    if can_enter(user, os.path.dirname(wanted)):
+        os.makedirs(wanted)
+        return wanted
     alt = "/var/tmp/psd2gate-prod-deviced-%s" % uuid.uuid5(
-        uuid.NAMESPACE_URL, psd2lib.TOP).hex[:12]
+        uuid.NAMESPACE_URL, wanted).hex[:12]
     subprocess.run(["rm", "-rf", alt], check=True)
     os.makedirs(alt)
     os.chmod(alt, 0o755)
-    os.symlink(alt, CHECKOUT_FOLDER)
+    os.symlink(alt, wanted)
     return alt
 
 
@@ -147,10 +148,18 @@ def deviced_pid(parent):
     return None
 
 
-@pytest.fixture
-def started(service_setup, dbinfo):
+@pytest.fixture(params=["checkout", "private"])
+def started(request, service_setup, dbinfo):
+    """The unit started from this checkout, and from one the unit's user
+    cannot enter (its var/ below a 0700 folder, as in a clone in root's
+    home)."""
     user = unit_user()
-    folder = unit_folder(user)
+    private = None
+    wanted = CHECKOUT_FOLDER
+    if request.param == "private":
+        private = tempfile.mkdtemp(prefix="psd2-private-")
+        wanted = os.path.join(private, "checkout", "var", "prod-deviced")
+    folder = unit_folder(user, wanted)
     bindir, keys = install(folder, user)
     etc = os.path.join(folder, "etc")
     state = os.path.join(folder, "emu")
@@ -213,6 +222,9 @@ def started(service_setup, dbinfo):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
     log.close()
+    if private is not None:
+        shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def emu(inst, *args):
