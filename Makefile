@@ -1,9 +1,11 @@
 # psd2gate: one Kore binary (Debian's Kore 4.1.0 source with our patches),
 # the operator CLI, the device daemon and the test suites.
 #
-#   make            build everything into build/ (or $(BUILD))
-#   make run        the sandbox on http://127.0.0.1:8080
-#   make test       every test suite, then the sanitizer run
+#   make            build the programs into build/ (or $(BUILD))
+#   make run        the sandbox on http://127.0.0.1:8080 (first installs
+#                   the packages it needs: tests/deps.sh run)
+#   make test       every test suite, then the sanitizer run (first
+#                   installs those and the test tools: tests/deps.sh test)
 #   make bench      wrk side by side with a static route
 #   make fuzz       libFuzzer harnesses (FUZZ_SECONDS each)
 
@@ -25,32 +27,30 @@ KORE_PATCHES = $(sort $(wildcard conf/kore-patches/*.patch))
 KORE_FLAGS = PGSQL=1 TASKS=1 KORE_SINGLE_BINARY=1
 ifneq ($(SANITIZE),)
 KORE_FLAGS += SANITIZE=address,undefined KORE_EXTRA_CFLAGS="-DKORE_NO_SECCOMP -fno-omit-frame-pointer"
-SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer
 endif
+
+# HARDEN_CFLAGS, HARDEN_LDFLAGS and SAN_FLAGS (src/build/flags.mk), the
+# common library $(COMMON_LIB) and its rules.
+include src/common/common.mk
 
 CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	-Wstrict-prototypes -Wmissing-prototypes -Wshadow -Wpointer-arith \
-	-fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	-MMD -MP -Isrc -Idevice -I$(BUILD)/gen $(PG_INCLUDE) $(SAN_FLAGS)
+	$(HARDEN_CFLAGS) -MMD -MP -Isrc -I$(BUILD)/gen $(PG_INCLUDE) \
+	$(SAN_FLAGS)
 KORE_CFLAGS = -I$(KORE_DIR)/include/kore -I$(KORE_DIR)/obj \
 	-DKORE_SINGLE_BINARY -DKORE_USE_PGSQL -DKORE_USE_TASKS
 LIBS = -lssl -lcrypto -ljansson -largon2 -lpq -lpthread -ldl
-LDFLAGS = -rdynamic -Wl,-z,relro,-z,now $(SAN_FLAGS)
+LDFLAGS = $(HARDEN_LDFLAGS) $(SAN_FLAGS)
 
-COMMON_SRC = $(wildcard src/common/*.c) src/web/template.c src/web/i18n_pick.c
-APP_SRC = $(filter-out $(COMMON_SRC),$(wildcard src/*.c src/*/*.c))
-APP_SRC := $(filter-out src/ctl/% src/build/%,$(APP_SRC))
+# The page templates and the language choice, shared by psd2gate and
+# psd2ctl; everything else they share is in $(COMMON_LIB).
+WEB_SHARED_SRC = src/web/template.c src/web/i18n_pick.c
+APP_SRC = $(filter-out $(WEB_SHARED_SRC),$(wildcard src/*.c src/*/*.c))
+APP_SRC := $(filter-out src/common/% src/ctl/% src/build/%,$(APP_SRC))
 CTL_SRC = $(wildcard src/ctl/*.c)
 
-COMMON_OBJ = $(COMMON_SRC:src/%.c=$(BUILD)/obj/%.o)
+WEB_SHARED_OBJ = $(WEB_SHARED_SRC:src/%.c=$(BUILD)/obj/%.o)
 APP_OBJ = $(APP_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/embedded.o
-# The device module's pure C the service uses (payment initiation):
-# signature verification, payee names, IBANs, the currency table, and the
-# enrolment check psd2ctl shares (device/devenrol.c); built by
-# device/device.mk's rules.
-APP_DEV_OBJ = $(patsubst %.c,$(BUILD)/device/%.o,device/devframe.c \
-	device/devsig.c device/devtext.c device/iban.c device/devcur.c \
-	device/devenrol.c)
 CTL_OBJ = $(CTL_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
 
 EMBED = $(BUILD)/bin/psd2-embed
@@ -61,11 +61,17 @@ MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql)) \
 	$(sort $(wildcard src/db/repairs/*.sql))
 
 .PHONY: all run test test-api test-browser test-kore bench bench-audit fuzz clean deps \
+	deps-test \
 	sanitize-test
 all: $(BUILD)/bin/psd2gate $(BUILD)/bin/psd2ctl device-all
 
+# What make all and make run need (deps), and that plus the test tools
+# (deps-test, for make test): tests/deps.sh names both sets.
 deps:
-	@sh tests/deps.sh
+	@sh tests/deps.sh run
+
+deps-test:
+	@sh tests/deps.sh test
 
 $(KORE_DIR)/.patched: $(KORE_PATCHES)
 	rm -rf $(KORE_DIR)
@@ -82,7 +88,8 @@ $(KORE_DIR)/.built: $(KORE_DIR)/.patched
 
 $(EMBED): src/build/embed.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror $(HARDEN_CFLAGS) -o $@ $< \
+	    $(HARDEN_LDFLAGS)
 
 $(BUILD)/gen/embedded.c: $(EMBED) $(TEMPLATES) $(ASSETS)
 	@mkdir -p $(dir $@)
@@ -93,10 +100,6 @@ $(BUILD)/gen/migrations.c: $(EMBED) $(MIGRATIONS)
 	$(EMBED) $@ $(MIGRATIONS)
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
-
-$(BUILD)/obj/common/%.o: src/common/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -112,14 +115,19 @@ $(BUILD)/obj/%.o: src/%.c $(KORE_DIR)/.built
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(KORE_CFLAGS) -c $< -o $@
 
-$(BUILD)/bin/psd2gate: $(KORE_DIR)/.built $(APP_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ)
+# -rdynamic: Kore finds the handlers the configuration names by dlsym().
+$(BUILD)/bin/psd2gate: $(KORE_DIR)/.built $(APP_OBJ) $(WEB_SHARED_OBJ) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(KORE_DIR)/obj/*.o $(APP_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ) \
-	    $(LDFLAGS) $(LIBS)
+	$(CC) -o $@ $(KORE_DIR)/obj/*.o $(APP_OBJ) $(WEB_SHARED_OBJ) \
+	    $(COMMON_LIB) -rdynamic $(LDFLAGS) $(LIBS)
 
-$(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ)
+$(BUILD)/bin/psd2ctl: $(CTL_OBJ) $(WEB_SHARED_OBJ) $(COMMON_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(CTL_OBJ) $(COMMON_OBJ) $(APP_DEV_OBJ) $(SAN_FLAGS) $(LIBS)
+	$(CC) -o $@ $(CTL_OBJ) $(WEB_SHARED_OBJ) $(COMMON_LIB) $(LDFLAGS) \
+	    $(LIBS)
+
+# A change of the flags rebuilds everything they went into.
+$(APP_OBJ) $(CTL_OBJ) $(WEB_SHARED_OBJ) $(EMBED): src/build/flags.mk
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 include tests/unit/unit.mk

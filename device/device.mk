@@ -1,25 +1,28 @@
 # psd2gate device module: psd2-deviced, the emulated authenticator and
 # their tests. Included by the top-level Makefile; also usable alone:
 #   make -f device/device.mk BUILD=build device-all test-device fuzz-device
+# (device-all: the programs; device-tests: the cmocka test programs)
 # Own variables are prefixed DEV_.
 
 BUILD		?= build
 SANITIZE	?= 0
 FUZZ_SECONDS	?= 30
 
-DEV_CC		?= cc
+CC		?= cc
+DEV_CC		?= $(CC)
 DEV_CLANG	?= clang
 DEV_OBJ		:= $(BUILD)/device
 DEV_BIN		:= $(BUILD)/bin
+# The common library (with the authenticator's formats) and the flags of
+# every program: src/common/common.mk, src/build/flags.mk.
+include src/common/common.mk
+
 # Package flags are read by the shell when a recipe runs, not when make
 # reads this file (before `make deps` could install the packages).
 DEV_CFLAGS	:= -std=c11 -Wall -Wextra -Werror -O2 -g -D_GNU_SOURCE \
-		   -Idevice -Isrc -Isrc/ctl -I$$(pg_config --includedir)
-DEV_LDFLAGS	:=
-ifeq ($(SANITIZE),1)
-DEV_CFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer
-DEV_LDFLAGS	+= -fsanitize=address,undefined -fno-omit-frame-pointer
-endif
+		   $(HARDEN_CFLAGS) $(SAN_FLAGS) -Idevice -Isrc/common -Isrc \
+		   -Isrc/ctl -I$$(pg_config --includedir)
+DEV_LDFLAGS	:= $(HARDEN_LDFLAGS) $(SAN_FLAGS)
 
 DEV_EMU_PKGS	:= umockdev-1.0 glib-2.0 gobject-2.0 gio-2.0
 DEV_USB_CFLAGS	:= $$(pkg-config --cflags libusb-1.0)
@@ -30,14 +33,14 @@ DEV_SSL_LIBS	:= -lcrypto
 DEV_PQ_LIBS	:= -lpq
 DEV_CMOCKA_LIBS	:= -lcmocka
 
-DEV_CORE_SRC	:= device/devframe.c device/devsig.c device/devtext.c \
-		   device/iban.c device/devcur.c device/devenrol.c
 DEV_DAEMON_SRC	:= device/deviced.c device/deviced_usb.c device/deviced_db.c \
 		   device/deviced_metrics.c \
-		   device/deviced_queue.c device/devusb.c src/common/settings.c
+		   device/deviced_queue.c device/devusb.c
 DEV_EMU_SRC	:= device/emu/usbemu.c device/emu/firmware.c
 
-DEV_CORE_OBJ	:= $(DEV_CORE_SRC:%.c=$(DEV_OBJ)/%.o)
+# The formats, the currency table and the readers (frames, signatures,
+# payee names, IBANs, settings) come from the common library.
+DEV_COMMON_LIB	:= $(COMMON_LIB)
 DEV_DAEMON_OBJ	:= $(DEV_DAEMON_SRC:%.c=$(DEV_OBJ)/%.o)
 DEV_EMU_OBJ	:= $(DEV_EMU_SRC:%.c=$(DEV_OBJ)/%.o)
 DEV_USB_OBJ	:= $(DEV_OBJ)/device/devusb.o
@@ -48,27 +51,37 @@ DEV_TESTS	:= $(DEV_OBJ)/tests/test_frame $(DEV_OBJ)/tests/test_sig \
 DEV_PROGS	:= $(DEV_BIN)/psd2-deviced $(DEV_BIN)/psd2-emu \
 		   $(DEV_BIN)/psd2-emuhost
 
-.PHONY: device-all test-device fuzz-device bench-device
+.PHONY: device-all device-tests test-device fuzz-device bench-device
 
-device-all: $(DEV_PROGS) $(DEV_TESTS)
+# A change of the flags rebuilds every object (and so every program).
+$(DEV_DAEMON_OBJ) $(DEV_EMU_OBJ) $(DEV_CTL_OBJ) \
+    $(DEV_OBJ)/device/emu/psd2-emu.o $(DEV_OBJ)/device/emu/emuhost.o \
+    $(DEV_TESTS:=.o) $(DEV_OBJ)/tests/devtest.o: src/build/flags.mk
 
-$(DEV_OBJ)/device/emu/%.o: device/emu/%.c device/emu/*.h device/*.h
+# The programs (make all, make run); the test programs link cmocka, a
+# test tool, so only the test targets build them.
+device-all: $(DEV_PROGS)
+
+device-tests: $(DEV_TESTS)
+
+$(DEV_OBJ)/device/emu/%.o: device/emu/%.c device/emu/*.h device/*.h src/common/*.h
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_CFLAGS) $(DEV_EMU_CFLAGS) -c $< -o $@
 
-$(DEV_OBJ)/device/%.o: device/%.c device/*.h device/devtext_tables.inc
+$(DEV_OBJ)/device/%.o: device/%.c device/*.h src/common/*.h
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_CFLAGS) $(DEV_USB_CFLAGS) -c $< -o $@
 
-$(DEV_OBJ)/src/%.o: src/%.c src/common/settings.h device/*.h
+$(DEV_OBJ)/src/%.o: src/%.c src/common/*.h device/*.h
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_CFLAGS) -c $< -o $@
 
-$(DEV_OBJ)/tests/%.o: tests/device/%.c tests/device/*.h device/*.h device/emu/*.h
+$(DEV_OBJ)/tests/%.o: tests/device/%.c tests/device/*.h device/*.h device/emu/*.h \
+		src/common/*.h
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_CFLAGS) -Idevice/emu $(DEV_USB_CFLAGS) $(DEV_EMU_CFLAGS) -c $< -o $@
 
-$(DEV_BIN)/psd2-deviced: $(DEV_DAEMON_OBJ) $(DEV_CORE_OBJ)
+$(DEV_BIN)/psd2-deviced: $(DEV_DAEMON_OBJ) $(DEV_COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_USB_LIBS) $(DEV_PQ_LIBS) $(DEV_SSL_LIBS) -lpthread
 
@@ -76,40 +89,42 @@ $(DEV_BIN)/psd2-emu: $(DEV_OBJ)/device/emu/psd2-emu.o
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^
 
-$(DEV_BIN)/psd2-emuhost: $(DEV_OBJ)/device/emu/emuhost.o $(DEV_EMU_OBJ) $(DEV_CORE_OBJ)
+$(DEV_BIN)/psd2-emuhost: $(DEV_OBJ)/device/emu/emuhost.o $(DEV_EMU_OBJ) $(DEV_COMMON_LIB)
 	@mkdir -p $(dir $@)
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_EMU_LIBS) $(DEV_SSL_LIBS) -lpthread
 
-$(DEV_OBJ)/tests/test_frame: $(DEV_OBJ)/tests/test_frame.o $(DEV_CORE_OBJ)
+$(DEV_OBJ)/tests/test_frame: $(DEV_OBJ)/tests/test_frame.o $(DEV_COMMON_LIB)
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_CMOCKA_LIBS) $(DEV_SSL_LIBS)
 
-$(DEV_OBJ)/tests/test_sig: $(DEV_OBJ)/tests/test_sig.o $(DEV_CORE_OBJ)
+$(DEV_OBJ)/tests/test_sig: $(DEV_OBJ)/tests/test_sig.o $(DEV_COMMON_LIB)
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_CMOCKA_LIBS) $(DEV_SSL_LIBS)
 
 $(DEV_OBJ)/tests/test_usb: $(DEV_OBJ)/tests/test_usb.o $(DEV_OBJ)/tests/devtest.o \
-		$(DEV_EMU_OBJ) $(DEV_USB_OBJ) $(DEV_CORE_OBJ)
+		$(DEV_EMU_OBJ) $(DEV_USB_OBJ) $(DEV_COMMON_LIB)
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_CMOCKA_LIBS) $(DEV_EMU_LIBS) \
 	    $(DEV_USB_LIBS) $(DEV_SSL_LIBS) -lpthread
 
 $(DEV_OBJ)/tests/test_e2e: $(DEV_OBJ)/tests/test_e2e.o $(DEV_OBJ)/tests/devtest.o \
-		$(DEV_EMU_OBJ) $(DEV_CTL_OBJ) $(DEV_OBJ)/src/common/settings.o $(DEV_CORE_OBJ)
+		$(DEV_EMU_OBJ) $(DEV_CTL_OBJ) $(DEV_COMMON_LIB)
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_CMOCKA_LIBS) $(DEV_EMU_LIBS) \
 	    $(DEV_PQ_LIBS) $(DEV_SSL_LIBS) -lpthread
 
 $(DEV_OBJ)/tests/bench_device: $(DEV_OBJ)/tests/bench_device.o $(DEV_OBJ)/tests/devtest.o \
-		$(DEV_EMU_OBJ) $(DEV_CORE_OBJ)
+		$(DEV_EMU_OBJ) $(DEV_COMMON_LIB)
 	$(DEV_CC) $(DEV_LDFLAGS) -o $@ $^ $(DEV_EMU_LIBS) $(DEV_PQ_LIBS) \
 	    $(DEV_SSL_LIBS) -lpthread
 
-test-device: device-all
+test-device: device-all device-tests
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/pgcluster.sh run \
 	    sh tests/device/run.sh
 
 # libFuzzer harness of the frame and payload decoders.
-DEV_FUZZ_SRC	:= device/devframe.c device/devtext.c device/iban.c device/devcur.c
-$(DEV_OBJ)/fuzz/device_frame_fuzz: tests/fuzz/device_frame_fuzz.c $(DEV_FUZZ_SRC) device/*.h device/devtext_tables.inc
+DEV_FUZZ_SRC	:= $(addprefix src/common/,devframe.c devtext.c iban.c devcur.c \
+		   money.c)
+$(DEV_OBJ)/fuzz/device_frame_fuzz: tests/fuzz/device_frame_fuzz.c $(DEV_FUZZ_SRC) \
+		src/common/*.h src/common/devtext_tables.inc
 	@mkdir -p $(dir $@)
-	$(DEV_CLANG) -std=c11 -g -O1 -D_GNU_SOURCE -Idevice \
+	$(DEV_CLANG) -std=c11 -g -O1 -D_GNU_SOURCE -Isrc/common \
 	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -o $@ tests/fuzz/device_frame_fuzz.c $(DEV_FUZZ_SRC)
 
@@ -123,5 +138,5 @@ fuzz-device: $(DEV_OBJ)/fuzz/device_frame_fuzz
 	@sh tests/fuzz/run-harness.sh device_frame $(DEV_OBJ)/fuzz/device_frame_fuzz \
 	    $(FUZZ_SECONDS) $(DEV_OBJ)/fuzz/corpus $(DEV_OBJ)/fuzz -max_len=1100
 
-bench-device: device-all $(DEV_OBJ)/tests/bench_device
+bench-device: device-all device-tests $(DEV_OBJ)/tests/bench_device
 	@BUILD=$(BUILD) sh tests/device/bench.sh

@@ -20,6 +20,7 @@
 
 #include "deviced.h"
 #include "devsig.h"
+#include "encoding.h"
 
 #define DB_RECONNECT_MIN_MS	250
 #define DB_RECONNECT_MAX_MS	5000
@@ -305,7 +306,7 @@ claim_fill(struct mdev *d, PGresult *res, struct dmsg *m)
 	cur = PQgetvalue(res, 0, 3);
 	amount = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
 	timeout = atoi(PQgetvalue(res, 0, 6));
-	if (devsig_uuid_parse(PQgetvalue(res, 0, 0), m->confirm.challenge) ||
+	if (uuid_decode(PQgetvalue(res, 0, 0), m->confirm.challenge) ||
 	    bytea_decode(PQgetvalue(res, 0, 1), m->confirm.nonce,
 	    DEV_NONCE_LEN) || amount <= 0 || strlen(cur) != 3 ||
 	    strlen(name) > DEV_PAYEE_NAME_MAX || strlen(iban) > DEV_IBAN_MAX)

@@ -26,8 +26,6 @@ dqueue_init(struct dqueue *q, int use_eventfd)
 void
 dqueue_push(struct dqueue *q, struct dmsg *m)
 {
-	uint64_t	one = 1;
-
 	m->next = NULL;
 	pthread_mutex_lock(&q->lock);
 	if (q->tail != NULL)
@@ -36,8 +34,9 @@ dqueue_push(struct dqueue *q, struct dmsg *m)
 		q->head = m;
 	q->tail = m;
 	pthread_mutex_unlock(&q->lock);
+	/* A failure can only be a counter already full: a wake-up is due. */
 	if (q->efd != -1)
-		(void)write(q->efd, &one, sizeof(one));
+		(void)eventfd_write(q->efd, 1);
 	if (q->wake != NULL)
 		q->wake(q->wake_arg);
 }
@@ -60,10 +59,11 @@ dqueue_pop(struct dqueue *q)
 void
 dqueue_drain_fd(struct dqueue *q)
 {
-	uint64_t	v;
+	eventfd_t	v;
 
+	/* Nonblocking: EAGAIN only says another drain came first. */
 	if (q->efd != -1)
-		(void)read(q->efd, &v, sizeof(v));
+		(void)eventfd_read(q->efd, &v);
 }
 
 void

@@ -11,7 +11,8 @@
 #				suites share one test PostgreSQL cluster on a
 #				free port, stopped however the run ends
 #	make test-build		the makefiles read no package flags at parse
-#				time (tests/build/check-makefiles.sh)
+#				time, every program has the same hardening,
+#				the package sets of deps (tests/build)
 #	make sanitize-test	build-asan (ASan+UBSan), then unit, device and
 #				api suites against it
 #
@@ -70,13 +71,13 @@ test-migrate: all
 # suite runs even if an earlier one failed, and a recap of the summary
 # lines closes the run.
 test:
-	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory deps-test
 	@$(MAKE) --no-print-directory all
 	@sh tests/pgcluster.sh run \
 	    sh tests/run-all.sh "$(MAKE) --no-print-directory" $(T_SUITES)
 
-test-build:
-	@sh tests/build/check-makefiles.sh
+test-build: all device-tests
+	@sh tests/build/run.sh
 
 sanitize-test:
 	@$(T_ASAN_MAKE) all

@@ -231,7 +231,9 @@ host_accept(int lfd)
 	line[got] = '\0';
 	host_command(line, out, sizeof(out) - 1);
 	strcat(out, "\n");
-	(void)write(c, out, strlen(out));
+	/* The client reads the answer or has gone: nothing to do either way. */
+	if (write(c, out, strlen(out)) == -1)
+		fprintf(stderr, "psd2-emuhost: control answer not sent\n");
 	close(c);
 }
 

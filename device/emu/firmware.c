@@ -19,8 +19,9 @@
 #include <openssl/sha.h>
 
 #include "firmware.h"
-#include "../devcur.h"
-#include "../devsig.h"
+#include "devcur.h"
+#include "devsig.h"
+#include "encoding.h"
 
 #define FW_UNPLUG_DELAY_MS	30
 #define FW_PIN_MIN		4
@@ -164,33 +165,11 @@ fw_secret_hash(struct fw *fw, const char *what, const char *secret,
 	EVP_MD_CTX_free(md);
 }
 
-static void
-fw_hex(const uint8_t *p, size_t n, char *out)
-{
-	static const char	hex[] = "0123456789abcdef";
-	size_t			i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = hex[p[i] >> 4];
-		out[2 * i + 1] = hex[p[i] & 0x0f];
-	}
-	out[2 * n] = '\0';
-}
-
+/* Exactly n bytes of hex, as the state file holds a hash. */
 static int
 fw_unhex(const char *s, uint8_t *out, size_t n)
 {
-	size_t	i;
-	unsigned int v;
-
-	if (strlen(s) != 2 * n)
-		return (-1);
-	for (i = 0; i < n; i++) {
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
-			return (-1);
-		out[i] = (uint8_t)v;
-	}
-	return (0);
+	return (hex_decode(s, strlen(s), out, n) == (int)n ? 0 : -1);
 }
 
 /*
@@ -210,8 +189,8 @@ fw_save(struct fw *fw)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", fw->path);
 	if ((fp = fopen(tmp, "w")) == NULL)
 		return (-1);
-	fw_hex(fw->pin_hash, sizeof(fw->pin_hash), pin);
-	fw_hex(fw->puk_hash, sizeof(fw->puk_hash), puk);
+	(void)hex_encode(fw->pin_hash, sizeof(fw->pin_hash), pin, sizeof(pin));
+	(void)hex_encode(fw->puk_hash, sizeof(fw->puk_hash), puk, sizeof(puk));
 	fprintf(fp, "serial %s\ncounter %" PRIu32 "\npin_hash %s\n"
 	    "pin_fails %u\npuk_hash %s\npuk_fails %u\n", fw->serial,
 	    fw->counter, pin, fw->pin_fails, puk, fw->puk_fails);

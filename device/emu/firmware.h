@@ -13,7 +13,7 @@
 #include <openssl/evp.h>
 
 #include "usbemu.h"
-#include "../devframe.h"
+#include "devframe.h"
 
 #define FW_MODEL		"PSD2-AUTH-EMU"
 #define FW_VERSION		"2.0.0"

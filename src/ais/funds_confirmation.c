@@ -132,7 +132,7 @@ funds_parse(struct http_request *req, struct xs2a_call *c,
 	char		*body;
 	size_t		 len;
 
-	body = request_body(req, FUNDS_BODY_MAX, &len);
+	body = request_body(req, c, FUNDS_BODY_MAX, &len);
 	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
 	    NULL;
 	if (body != NULL)

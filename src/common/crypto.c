@@ -13,8 +13,7 @@
 #include <openssl/sha.h>
 
 #include "crypto.h"
-
-static const char	hexdigits[] = "0123456789abcdef";
+#include "encoding.h"
 
 int
 crypto_random(void *buf, size_t len)
@@ -39,25 +38,13 @@ crypto_sha256(const void *data, size_t len, uint8_t out[32])
 	SHA256(data, len, out);
 }
 
-static void
-hex_lower(const uint8_t *in, size_t len, char *out)
-{
-	size_t		i;
-
-	for (i = 0; i < len; i++) {
-		out[i * 2] = hexdigits[in[i] >> 4];
-		out[i * 2 + 1] = hexdigits[in[i] & 0x0f];
-	}
-	out[len * 2] = '\0';
-}
-
 void
 crypto_sha256_hex(const void *data, size_t len, char out[65])
 {
 	uint8_t		digest[CRYPTO_SHA256_LEN];
 
 	crypto_sha256(data, len, digest);
-	hex_lower(digest, sizeof(digest), out);
+	(void)hex_encode(digest, sizeof(digest), out, 65);
 }
 
 int
@@ -97,19 +84,11 @@ void
 crypto_uuid_format(const uint8_t bytes[16], char out[37])
 {
 	uint8_t		raw[16];
-	size_t		i, o;
 
 	memcpy(raw, bytes, sizeof(raw));
 	raw[6] = (raw[6] & 0x0f) | 0x40;	/* version 4 */
 	raw[8] = (raw[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
-
-	for (i = 0, o = 0; i < sizeof(raw); i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			out[o++] = '-';
-		out[o++] = hexdigits[raw[i] >> 4];
-		out[o++] = hexdigits[raw[i] & 0x0f];
-	}
-	out[o] = '\0';
+	uuid_encode(raw, out);
 	OPENSSL_cleanse(raw, sizeof(raw));
 }
 
@@ -125,29 +104,10 @@ crypto_uuid(char out[37])
 	return (0);
 }
 
-static int
-is_hex(char c)
-{
-	return ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-	    (c >= 'A' && c <= 'F'));
-}
-
 int
 crypto_is_uuid(const char *s)
 {
-	size_t		i;
-
-	if (s == NULL)
-		return (0);
-	/* Stops at the NUL: a short string fails before reading past it. */
-	for (i = 0; i < CRYPTO_UUID_LEN; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i] != '-')
-				return (0);
-		} else if (!is_hex(s[i]))
-			return (0);
-	}
-	return (s[CRYPTO_UUID_LEN] == '\0');
+	return (uuid_decode(s, NULL) == 0);
 }
 
 void

@@ -251,8 +251,8 @@ hex_encode(const void *in, size_t inlen, char *out, size_t outlen)
 	return ((int)(inlen * 2));
 }
 
-static int
-hex_value(char c)
+int
+hex_digit(int c)
 {
 	if (c >= '0' && c <= '9')
 		return (c - '0');
@@ -272,12 +272,59 @@ hex_decode(const char *in, size_t inlen, uint8_t *out, size_t outlen)
 	if (inlen % 2 != 0 || !fits(inlen / 2, outlen))
 		return (-1);
 	for (i = 0; i < inlen; i += 2) {
-		if ((hi = hex_value(in[i])) == -1 ||
-		    (lo = hex_value(in[i + 1])) == -1)
+		if ((hi = hex_digit(in[i])) == -1 ||
+		    (lo = hex_digit(in[i + 1])) == -1)
 			return (-1);
 		out[i / 2] = (uint8_t)(hi << 4 | lo);
 	}
 	return ((int)(inlen / 2));
+}
+
+/* Offsets of the four dashes of the text form. */
+static int
+uuid_dash(size_t i)
+{
+	return (i == 8 || i == 13 || i == 18 || i == 23);
+}
+
+int
+uuid_decode(const char *s, uint8_t *out)
+{
+	size_t		i, o;
+	int		hi, lo;
+
+	if (s == NULL)
+		return (-1);
+	/* Stops at the NUL: a short string fails before reading past it. */
+	for (i = 0, o = 0; i < UUID_TEXT_LEN; i++) {
+		if (uuid_dash(i)) {
+			if (s[i] != '-')
+				return (-1);
+			continue;
+		}
+		if ((hi = hex_digit(s[i])) == -1 ||
+		    (lo = hex_digit(s[i + 1])) == -1)
+			return (-1);
+		if (out != NULL)
+			out[o] = (uint8_t)(hi << 4 | lo);
+		o++;
+		i++;
+	}
+	return (s[UUID_TEXT_LEN] == '\0' ? 0 : -1);
+}
+
+void
+uuid_encode(const uint8_t in[16], char out[UUID_TEXT_LEN + 1])
+{
+	size_t		i, o;
+
+	for (i = 0, o = 0; i < 16; i++) {
+		if (uuid_dash(o))
+			out[o++] = '-';
+		out[o++] = hex_lower[in[i] >> 4];
+		out[o++] = hex_lower[in[i] & 0x0f];
+	}
+	out[o] = '\0';
 }
 
 int
@@ -293,8 +340,8 @@ form_decode(const char *in, size_t inlen, char *out, size_t outlen)
 			c = ' ';
 		else if (c == '%') {
 			if (inlen - i < 3 ||
-			    (hi = hex_value(in[i + 1])) == -1 ||
-			    (lo = hex_value(in[i + 2])) == -1)
+			    (hi = hex_digit(in[i + 1])) == -1 ||
+			    (lo = hex_digit(in[i + 2])) == -1)
 				return (-1);
 			c = (char)(hi << 4 | lo);
 			i += 2;

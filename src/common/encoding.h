@@ -49,6 +49,19 @@ int	base32_decode(const char *in, size_t inlen, uint8_t *out,
 /* Encoder: lower case. Decoder: either case, even length. */
 int	hex_encode(const void *in, size_t inlen, char *out, size_t outlen);
 int	hex_decode(const char *in, size_t inlen, uint8_t *out, size_t outlen);
+/* The value of one hex digit (either case), or -1: every hex reader's. */
+int	hex_digit(int c);
+
+#define UUID_TEXT_LEN	36
+
+/*
+ * The text form of a UUID, exactly 8-4-4-4-12 hex digits (either case)
+ * and the NUL, into its 16 bytes; out may be NULL to check the form
+ * only. Reads no byte past a NUL. Returns 0, or -1.
+ */
+int	uuid_decode(const char *s, uint8_t *out);
+/* 16 bytes as 8-4-4-4-12 lower-case hex digits and a NUL. */
+void	uuid_encode(const uint8_t in[16], char out[UUID_TEXT_LEN + 1]);
 
 /*
  * One form component: '+' is a space, %XX any case. Rejects a malformed

@@ -98,26 +98,36 @@ money_parse(const char *text, int exponent, int64_t *minor_units)
 struct currency {
 	char	code[4];
 	int	exponent;
+	int	flags;
 };
 
-/* ISO 4217 minor units of the currencies a European bank meets. */
+#define D	MONEY_CURRENCY_DEVICE
+
+/*
+ * ISO 4217 minor units of the currencies a European bank meets, the one
+ * table of the service and the authenticators: D marks the protocol's
+ * display table (device/PROTOCOL.md 5.3.1), so a device can never show
+ * an amount with other decimals than the service parsed it with.
+ */
 static const struct currency	currencies[] = {
-	{ "AED", 2 }, { "AUD", 2 }, { "BGN", 2 }, { "BHD", 3 },
-	{ "BRL", 2 }, { "CAD", 2 }, { "CHF", 2 }, { "CLP", 0 },
-	{ "CNY", 2 }, { "CZK", 2 }, { "DKK", 2 }, { "EUR", 2 },
-	{ "GBP", 2 }, { "HKD", 2 }, { "HUF", 2 }, { "IDR", 2 },
-	{ "ILS", 2 }, { "INR", 2 }, { "IQD", 3 }, { "ISK", 0 },
-	{ "JOD", 3 }, { "JPY", 0 }, { "KRW", 0 }, { "KWD", 3 },
-	{ "LYD", 3 }, { "MAD", 2 }, { "MXN", 2 }, { "NOK", 2 },
-	{ "NZD", 2 }, { "OMR", 3 }, { "PLN", 2 }, { "RON", 2 },
-	{ "RSD", 2 }, { "SAR", 2 }, { "SEK", 2 }, { "SGD", 2 },
-	{ "THB", 2 }, { "TND", 3 }, { "TRY", 2 }, { "UAH", 2 },
-	{ "USD", 2 }, { "VND", 0 }, { "XAF", 0 }, { "XOF", 0 },
-	{ "ZAR", 2 },
+	{ "AED", 2, 0 }, { "AUD", 2, D }, { "BGN", 2, D }, { "BHD", 3, D },
+	{ "BRL", 2, 0 }, { "CAD", 2, D }, { "CHF", 2, D }, { "CLP", 0, 0 },
+	{ "CNY", 2, 0 }, { "CZK", 2, D }, { "DKK", 2, D }, { "EUR", 2, D },
+	{ "GBP", 2, D }, { "HKD", 2, 0 }, { "HUF", 2, D }, { "IDR", 2, 0 },
+	{ "ILS", 2, 0 }, { "INR", 2, 0 }, { "IQD", 3, 0 }, { "ISK", 0, D },
+	{ "JOD", 3, D }, { "JPY", 0, D }, { "KRW", 0, D }, { "KWD", 3, D },
+	{ "LYD", 3, 0 }, { "MAD", 2, 0 }, { "MXN", 2, 0 }, { "NOK", 2, D },
+	{ "NZD", 2, D }, { "OMR", 3, D }, { "PLN", 2, D }, { "RON", 2, D },
+	{ "RSD", 2, 0 }, { "SAR", 2, 0 }, { "SEK", 2, D }, { "SGD", 2, 0 },
+	{ "THB", 2, 0 }, { "TND", 3, D }, { "TRY", 2, 0 }, { "UAH", 2, 0 },
+	{ "USD", 2, D }, { "VND", 0, 0 }, { "XAF", 0, 0 }, { "XOF", 0, 0 },
+	{ "ZAR", 2, 0 },
 };
+
+#undef D
 
 int
-money_currency_exponent(const char *iso4217)
+money_currency(const char *iso4217, int *flags)
 {
 	size_t		i;
 
@@ -130,8 +140,17 @@ money_currency_exponent(const char *iso4217)
 	if (iso4217[3] != '\0')
 		return (-1);
 	for (i = 0; i < sizeof(currencies) / sizeof(currencies[0]); i++) {
-		if (memcmp(currencies[i].code, iso4217, 3) == 0)
-			return (currencies[i].exponent);
+		if (memcmp(currencies[i].code, iso4217, 3) != 0)
+			continue;
+		if (flags != NULL)
+			*flags = currencies[i].flags;
+		return (currencies[i].exponent);
 	}
 	return (-1);
+}
+
+int
+money_currency_exponent(const char *iso4217)
+{
+	return (money_currency(iso4217, NULL));
 }

@@ -36,4 +36,10 @@ int	money_parse(const char *text, int exponent, int64_t *minor_units);
  */
 int	money_currency_exponent(const char *iso4217);
 
+/* An authenticator displays the currency (devcur.h). */
+#define MONEY_CURRENCY_DEVICE	0x01
+
+/* The exponent as above; *flags (unless NULL) gets its MONEY_CURRENCY_. */
+int	money_currency(const char *iso4217, int *flags);
+
 #endif

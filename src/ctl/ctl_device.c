@@ -4,7 +4,7 @@
  * assigning takes a second person, or the named break-glass command). Enrolment does not trust
  * psd2-deviced: the manufacturer's attestation is verified against the CA
  * keys configured in psd2_device_manufacturer_ca by devenrol_check()
- * (device/devenrol.c), the check the staff pages make too, and
+ * (src/common/devenrol.c), the check the staff pages make too, and
  * device_enrol (72_staff_devices.sql) writes the same audit row.
  */
 #include <sys/types.h>
@@ -18,7 +18,7 @@
 #include "common/settings.h"
 #include "ctl/ctl_db.h"
 #include "ctl_device.h"
-#include "devenrol.h"
+#include "common/devenrol.h"
 
 static int
 ctl_dev_failed(PGconn *db, PGresult *res)

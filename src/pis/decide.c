@@ -38,8 +38,8 @@
 
 #include "common/encoding.h"
 #include "common/settings.h"
-#include "devframe.h"
-#include "devsig.h"
+#include "common/devframe.h"
+#include "common/devsig.h"
 #include "metrics/metrics.h"
 #include "pis/booking.h"
 #include "db/pgconn.h"
@@ -122,7 +122,7 @@ decide_verify(PGresult *res, int row, long long *counter)
 	outcome = decide_outcome_code(PQgetvalue(res, row, 2));
 	if (outcome == -1 || PQgetisnull(res, row, 3) || cnt < 0 ||
 	    cnt > UINT32_MAX || PQgetisnull(res, row, 4) ||
-	    devsig_uuid_parse(PQgetvalue(res, row, 1), c.challenge) != 0 ||
+	    uuid_decode(PQgetvalue(res, row, 1), c.challenge) != 0 ||
 	    decide_bytea(PQgetvalue(res, row, 5), c.nonce, DEV_NONCE_LEN,
 	    &n) == -1 || n != DEV_NONCE_LEN ||
 	    decide_bytea(PQgetvalue(res, row, 11), pub, DEV_PUBKEY_LEN,

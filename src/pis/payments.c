@@ -170,7 +170,7 @@ pis_initiate(struct http_request *req, struct pis_call *pc,
 	memset(&in, 0, sizeof(in));
 	in.product = pp->product;
 	pis_ids_check(c, pp);
-	body = request_body(req, PIS_BODY_MAX, &len);
+	body = request_body(req, c, PIS_BODY_MAX, &len);
 	if (c->input.status == 0)
 		(void)pis_payment_parse(c, body, len, &in);
 	if (body != NULL)

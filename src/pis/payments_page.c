@@ -16,7 +16,7 @@
 #include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
-#include "devcur.h"
+#include "common/devcur.h"
 #include "oauth/login.h"
 #include "pis/payments_page.h"
 #include "web/forms.h"
@@ -81,7 +81,7 @@ payments_word(struct http_request *req, const char *prefix,
 	return (pages_text(req, key));
 }
 
-/* The amount as the authenticator shows it (device/devcur.h). */
+/* The amount as the authenticator shows it (common/devcur.h). */
 void
 payments_page_translate(struct http_request *req, json_t *payment)
 {

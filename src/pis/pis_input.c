@@ -17,14 +17,14 @@
 #include <jansson.h>
 
 #include "common/money.h"
-#include "devcur.h"
-#include "devtext.h"
-#include "iban.h"
+#include "common/devcur.h"
+#include "common/devtext.h"
+#include "common/iban.h"
 #include "pis/pis.h"
 #include "pis/pis_input.h"
 
 /* At most 9 integer digits and 2 decimals: 999999999.99. */
-#define PIS_AMOUNT_INT_MAX	9
+#define PIS_AMOUNT_MAX		INT64_C(99999999999)
 #define PIS_AMOUNT_DEC_MAX	2
 #define PIS_REMITTANCE_MAX	140
 #define PIS_URI_MAX		2048
@@ -51,28 +51,13 @@ int
 pis_amount_parse(const char *s, int64_t *minor)
 {
 	int64_t		v;
-	size_t		i, nint, ndec;
 
-	v = 0;
-	for (i = 0, nint = 0; s[i] >= '0' && s[i] <= '9'; i++, nint++)
-		v = v * 10 + (s[i] - '0');
-	if (nint == 0 || nint > PIS_AMOUNT_INT_MAX || (nint > 1 && s[0] == '0'))
+	/* money_parse's decimals; a sign or a leading zero ("01.00") is
+	   refused here, as is anything not above zero. */
+	if (s[0] == '-' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
 		return (-1);
-	ndec = 0;
-	if (s[i] == '.') {
-		for (i++; s[i] >= '0' && s[i] <= '9'; i++, ndec++) {
-			if (ndec == PIS_AMOUNT_DEC_MAX)
-				return (-1);
-			v = v * 10 + (s[i] - '0');
-		}
-		if (ndec == 0)
-			return (-1);
-	}
-	if (s[i] != '\0')
-		return (-1);
-	for (; ndec < PIS_AMOUNT_DEC_MAX; ndec++)
-		v *= 10;
-	if (v <= 0)
+	if (money_parse(s, PIS_AMOUNT_DEC_MAX, &v) == -1 || v <= 0 ||
+	    v > PIS_AMOUNT_MAX)
 		return (-1);
 	*minor = v;
 	return (0);

@@ -4,7 +4,7 @@
  * fingerprint for staff to compare with the device's display and label.
  * The service does not trust psd2-deviced's attestation_ok: it verifies
  * the manufacturer's signature itself with devenrol_check()
- * (device/devenrol.c, the check psd2ctl device enrol makes), against the
+ * (src/common/devenrol.c, the check psd2ctl device enrol makes), against the
  * CA keys of psd2_device_manufacturer_ca loaded at startup, and then
  * device_enrol (72_staff_devices.sql) activates the device with its
  * audit row.
@@ -20,7 +20,7 @@
 
 #include "common/settings.h"
 #include "db/db.h"
-#include "devenrol.h"
+#include "common/devenrol.h"
 #include "staff/staff.h"
 #include "staff/staff_enrol.h"
 #include "staff/staff_page.h"

@@ -10,6 +10,7 @@
 #include <openssl/objects.h>
 #include <openssl/x509.h>
 
+#include "common/encoding.h"
 #include "tpp/keyid.h"
 
 /* Attribute names seen in DNs that OpenSSL does not spell the same way. */
@@ -38,17 +39,6 @@ static const struct {
 };
 
 static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return (c - '0');
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return (c - 'a' + 10);
-	return (-1);
-}
-
-static int
 keyid_serial(const char *p, size_t len, struct tpp_keyid *k)
 {
 	size_t		i, n;
@@ -59,7 +49,7 @@ keyid_serial(const char *p, size_t len, struct tpp_keyid *k)
 	if (len == 0 || (len + 1) / 2 > sizeof(k->serial))
 		return (-1);
 	for (i = 0; i < len; i++)
-		if (hexval((unsigned char)p[i]) < 0)
+		if (hex_digit((unsigned char)p[i]) < 0)
 			return (-1);
 	n = (len + 1) / 2;
 	k->serial_len = n;
@@ -67,9 +57,9 @@ keyid_serial(const char *p, size_t len, struct tpp_keyid *k)
 		size_t	hi = len - 2 * (n - i);
 
 		/* Right-aligned: an odd length has one lone leading nibble. */
-		k->serial[i] = (len % 2 && i == 0) ? hexval((unsigned char)p[0]) :
-		    hexval((unsigned char)p[hi]) << 4 |
-		    hexval((unsigned char)p[hi + 1]);
+		k->serial[i] = (len % 2 && i == 0) ? hex_digit((unsigned char)p[0]) :
+		    hex_digit((unsigned char)p[hi]) << 4 |
+		    hex_digit((unsigned char)p[hi + 1]);
 	}
 	return (0);
 }
@@ -106,8 +96,8 @@ dn_value(const char *p, char **o, char *end)
 		if (*p == '\\') {
 			if (p[1] == '\0')
 				return (NULL);
-			if ((h = hexval((unsigned char)p[1])) >= 0 &&
-			    (l = hexval((unsigned char)p[2])) >= 0) {
+			if ((h = hex_digit((unsigned char)p[1])) >= 0 &&
+			    (l = hex_digit((unsigned char)p[2])) >= 0) {
 				if (h == 0 && l == 0)
 					return (NULL);	/* no NUL in values */
 				*(*o)++ = h << 4 | l;

@@ -24,6 +24,7 @@
 #include "common/settings.h"
 #include "ctl_device.h"
 #include "devsig.h"
+#include "encoding.h"
 #include "devtest.h"
 
 #define WAIT_MS		20000	/* an upper bound: every wait polls */
@@ -300,7 +301,7 @@ verify_outcome(struct t *t, const char *id, uint8_t outcome)
 		return (0);
 	}
 	memset(&c, 0, sizeof(c));
-	assert_int_equal(devsig_uuid_parse(id, c.challenge), 0);
+	assert_int_equal(uuid_decode(id, c.challenge), 0);
 	for (i = 0; i < DEV_PUBKEY_LEN; i++)
 		sscanf(PQgetvalue(res, 0, 0) + 2 * i, "%2hhx", &pub[i]);
 	for (i = 0; i < DEV_NONCE_LEN; i++)

@@ -17,6 +17,7 @@
 
 #include "devframe.h"
 #include "devsig.h"
+#include "encoding.h"
 #include "examples.h"
 
 static const char *
@@ -509,16 +510,16 @@ test_counter_uuid_fingerprint(void **state)
 	assert_false(devsig_counter_exhausted(UINT32_MAX - 1));
 	assert_true(devsig_counter_exhausted(UINT32_MAX));
 	assert_true(devsig_counter_exhausted((uint64_t)UINT32_MAX + 5));
-	assert_int_equal(devsig_uuid_parse(EX_CHALLENGE, id), 0);
+	assert_int_equal(uuid_decode(EX_CHALLENGE, id), 0);
 	assert_int_equal(id[0], 0x00);
 	assert_int_equal(id[15], 0xff);
-	devsig_uuid_format(id, s);
+	uuid_encode(id, s);
 	assert_string_equal(s, EX_CHALLENGE);
-	assert_int_equal(devsig_uuid_parse("00112233-4455-6677-8899-AABBCCDDEEFF",
+	assert_int_equal(uuid_decode("00112233-4455-6677-8899-AABBCCDDEEFF",
 	    id), 0);
-	assert_int_equal(devsig_uuid_parse("00112233445566778899aabbccddeeff",
+	assert_int_equal(uuid_decode("00112233445566778899aabbccddeeff",
 	    id), -1);
-	assert_int_equal(devsig_uuid_parse("0011223x-4455-6677-8899-aabbccddeeff",
+	assert_int_equal(uuid_decode("0011223x-4455-6677-8899-aabbccddeeff",
 	    id), -1);
 	ex_bytes(EX_PUBKEY, pub, sizeof(pub));
 	devsig_fingerprint(pub, fpr);

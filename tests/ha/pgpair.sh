@@ -20,11 +20,26 @@
 #   stop	every cluster of DIR stopped
 #
 # initdb and pg_ctl refuse root: as root they run as the postgres user,
-# who owns DIR (a DIR below a folder postgres cannot enter is refused).
+# who owns DIR. A DIR below a folder postgres cannot enter (a checkout in
+# a private home or under a 0700 parent) is moved where it can: the
+# clusters live in a folder per DIR under /var/tmp and DIR points there,
+# as tests/pgcluster.sh does; every path postgres is given (data,
+# archive_command, logs) is that folder's.
 set -eu
 dir=$1 pport=$2 sport=$3 cmd=$4
 shift 4
 bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$(dirname "$dir")"
+	if ! runuser -u postgres -- test -x "$(dirname "$dir")"; then
+		alt=/var/tmp/psd2gate-$(basename "$dir")-$(printf '%s' "$dir" |
+		    cksum | cut -d' ' -f1)
+		mkdir -p "$alt"
+		[ -L "$dir" ] || { rm -rf "$dir"; ln -s "$alt" "$dir"; }
+		dir=$alt
+	fi
+fi
 
 as_pg() {
 	if [ "$(id -u)" = 0 ]; then
@@ -64,8 +79,12 @@ primary)
 	rm -rf "$dir"
 	mkdir -p "$dir/archive"
 	[ "$(id -u)" = 0 ] && chown -R postgres "$dir"
-	as_pg "$bindir/initdb" -D "$dir/primary" --auth=trust -U postgres \
-	    -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1
+	if ! as_pg "$bindir/initdb" -D "$dir/primary" --auth=trust \
+	    -U postgres -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1; then
+		echo "pgpair: initdb failed; $dir/initdb.log ends:" >&2
+		tail -n 5 "$dir/initdb.log" >&2
+		exit 1
+	fi
 	# The archive keeps every WAL segment for point-in-time restores.
 	# (synchronous_standby_names comes with the standby: set now, every
 	# commit would wait for a standby that does not exist yet.)

@@ -25,7 +25,6 @@ KORE_PATCHES := $(sort $(wildcard conf/kore-patches/*.patch))
 KT_KORE_FLAGS := PGSQL=1 TASKS=1 KORE_SINGLE_BINARY=1
 ifneq ($(SANITIZE),)
 KT_KORE_FLAGS += SANITIZE=address,undefined KORE_EXTRA_CFLAGS="-DKORE_NO_SECCOMP -fno-omit-frame-pointer"
-SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 endif
 KORE_CFLAGS := -I$(KORE_DIR)/include/kore -I$(KORE_DIR)/obj \
 	-DKORE_SINGLE_BINARY -DKORE_USE_PGSQL -DKORE_USE_TASKS
@@ -50,11 +49,12 @@ PYTHON ?= /usr/bin/python3
 KT_DIR := $(BUILD)/tests/kore
 KT_BIN := $(KT_DIR)/echo_app
 KT_OBJ := $(KT_DIR)/echo_app.o
+# HARDEN_CFLAGS, HARDEN_LDFLAGS, SAN_FLAGS (already read by the top Makefile).
+include src/build/flags.mk
 KT_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	-Wstrict-prototypes -Wmissing-prototypes -Wshadow -Wpointer-arith \
-	-fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-	-I$$(pg_config --includedir) $(SAN_FLAGS)
-KT_LDFLAGS := -rdynamic -Wl,-z,relro,-z,now $(SAN_FLAGS)
+	$(HARDEN_CFLAGS) -I$$(pg_config --includedir) $(SAN_FLAGS)
+KT_LDFLAGS := -rdynamic $(HARDEN_LDFLAGS) $(SAN_FLAGS)
 KT_LIBS := -lssl -lcrypto -lpq -lpthread -ldl
 KT_PYTEST_ARGS ?=
 # The sanitizer build has no seccomp (KORE_NO_SECCOMP); leaks in Kore's own

@@ -3,6 +3,7 @@ redirect and decoupled choice, cancellation, every validation error
 (400 FORMAT_ERROR naming the field, nothing stored), another TPP's or
 PSU's payment, the token's scope and the certificate's role."""
 
+import json
 import os
 import uuid
 
@@ -279,6 +280,35 @@ def test_invalid_body(api, db, plain_payer, raw):
                      headers=redirect_headers())
     tpp_error(r, 400, "FORMAT_ERROR", "body")
     assert stored(db, plain_payer) == before
+
+
+PAYMENT_BODY_MAX = 16384
+
+
+def padded(payer, size):
+    """A valid payment body, padded with trailing blanks to size bytes."""
+    raw = json.dumps(payment_body(payer)).encode()
+    return raw + b" " * (size - len(raw))
+
+
+def test_body_over_the_payment_limit(api, db, plain_payer):
+    """Over the payment's own 16 KB though under Kore's 64 KB: 413 in the
+    body of Kore's own 413 (not 400 "must be a JSON object"), nothing
+    stored; a body of exactly the limit is read."""
+    before = stored(db, plain_payer)
+    r = api.initiate(plain_payer, raw=padded(plain_payer,
+                                             PAYMENT_BODY_MAX + 1),
+                     decoupled=False, headers=redirect_headers())
+    m = tpp_error(r, 413, "FORMAT_ERROR")
+    assert "path" not in m and "too large" in m["text"], m
+    assert stored(db, plain_payer) == before
+    kore = api.initiate(plain_payer, raw=padded(plain_payer, 70000),
+                        decoupled=False, headers=redirect_headers())
+    assert kore.status_code == 413
+    assert list(kore.json()["tppMessages"][0]) == list(m)
+    r = api.initiate(plain_payer, raw=padded(plain_payer, PAYMENT_BODY_MAX),
+                     decoupled=False, headers=redirect_headers())
+    assert r.status_code == 201, r.text
 
 
 @pytest.mark.parametrize("header,value", [

@@ -27,8 +27,10 @@ node."""
 
 import os
 import pwd
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
 
@@ -39,7 +41,7 @@ import psd2lib
 import units
 
 USER = "psd2dev"
-FOLDER = os.path.join(psd2lib.TOP, "var", "prod-deviced")
+CHECKOUT_FOLDER = os.path.join(psd2lib.TOP, "var", "prod-deviced")
 
 
 def unit_user():
@@ -51,6 +53,58 @@ def unit_user():
                         "/usr/sbin/nologin", "--user-group", USER],
                        check=True)
         return pwd.getpwnam(USER)
+
+
+def can_enter(user, path):
+    """The unit's user (no supplementary groups) can reach path."""
+    return subprocess.run(["setpriv", "--reuid", str(user.pw_uid),
+                           "--regid", str(user.pw_gid), "--clear-groups",
+                           "test", "-x", path], cwd="/").returncode == 0
+
+
+def unit_folder(user, wanted):
+    """The folder of the unit's files: wanted (var/prod-deviced of the
+    checkout), or, when the unit's user cannot enter it (a clone in a
+    private home or under a 0700 parent), a folder under /var/tmp that
+    wanted points to, as tests/pgcluster.sh does for the postgres user.
+    Emptied."""
+    os.makedirs(os.path.dirname(wanted), exist_ok=True)
+    subprocess.run(["rm", "-rf", wanted], check=True)
+    if can_enter(user, os.path.dirname(wanted)):
+        os.makedirs(wanted)
+        return wanted
+    alt = "/var/tmp/psd2gate-prod-deviced-%s" % uuid.uuid5(
+        uuid.NAMESPACE_URL, wanted).hex[:12]
+    subprocess.run(["rm", "-rf", alt], check=True)
+    os.makedirs(alt)
+    os.chmod(alt, 0o755)
+    os.symlink(alt, wanted)
+    return alt
+
+
+def install(folder, user):
+    """What the unit runs and reads, installed into folder as an
+    operator installs it (programs in a bin folder, the manufacturer's
+    keys beside the configuration): the unit then needs nothing of the
+    checkout, wherever the checkout lives."""
+    bindir = os.path.join(folder, "bin")
+    keys = os.path.join(folder, "keys")
+    os.makedirs(bindir)
+    os.makedirs(keys)
+    for prog in ("psd2-deviced", "psd2-emuhost"):
+        shutil.copy2(os.path.join(psd2lib.bin_dir(), prog), bindir)
+    for key in ("manufacturer-test-ca.pem", "manufacturer-test-key.pem"):
+        shutil.copy(os.path.join(psd2lib.TOP, "device", "testkeys", key),
+                    keys)
+    # The emulator's signing key is read by psd2-emuhost, as the unit's
+    # user; nobody else needs it.
+    key = os.path.join(keys, "manufacturer-test-key.pem")
+    os.chown(key, user.pw_uid, user.pw_gid)
+    os.chmod(key, 0o600)
+    os.chmod(os.path.join(keys, "manufacturer-test-ca.pem"), 0o644)
+    for path in (bindir, keys, folder):
+        assert can_enter(user, path), path
+    return bindir, keys
 
 
 def service(path):
@@ -94,12 +148,21 @@ def deviced_pid(parent):
     return None
 
 
-@pytest.fixture
-def started(service_setup, dbinfo):
+@pytest.fixture(params=["checkout", "private"])
+def started(request, service_setup, dbinfo):
+    """The unit started from this checkout, and from one the unit's user
+    cannot enter (its var/ below a 0700 folder, as in a clone in root's
+    home)."""
     user = unit_user()
-    subprocess.run(["rm", "-rf", FOLDER], check=True)
-    etc = os.path.join(FOLDER, "etc")
-    state = os.path.join(FOLDER, "emu")
+    private = None
+    wanted = CHECKOUT_FOLDER
+    if request.param == "private":
+        private = tempfile.mkdtemp(prefix="psd2-private-")
+        wanted = os.path.join(private, "checkout", "var", "prod-deviced")
+    folder = unit_folder(user, wanted)
+    bindir, keys = install(folder, user)
+    etc = os.path.join(folder, "etc")
+    state = os.path.join(folder, "emu")
     os.makedirs(etc)
     os.makedirs(state)
     os.chown(state, user.pw_uid, user.pw_gid)
@@ -114,18 +177,17 @@ def started(service_setup, dbinfo):
                 "psd2_device_host\tunit-test\n"
                 "psd2_device_lease_seconds\t30\n" % (
                     os.environ["PGPORT"],
-                    os.path.join(psd2lib.TOP, "device", "testkeys",
-                                 "manufacturer-test-ca.pem")))
+                    os.path.join(keys, "manufacturer-test-ca.pem")))
     os.chmod(conf, 0o644)
     # The operator's psd2ctl (enrol checks the attestation against the
     # manufacturer CA too), as the owner role.
-    with open(conf) as f, open(os.path.join(FOLDER, "ctl.conf"), "w") as g:
+    with open(conf) as f, open(os.path.join(folder, "ctl.conf"), "w") as g:
         g.write(f.read().replace("user=psd2_daemon", "user=psd2gate"))
-    unit = [p for p in units.generate(FOLDER, psd2lib.bin_dir(), etc)
+    unit = [p for p in units.generate(folder, bindir, etc)
             if p.endswith("psd2-deviced.service")][0]
     s = service(unit)
     exec_start = s["ExecStart"].split()
-    assert exec_start[0] == os.path.join(psd2lib.bin_dir(), "psd2-deviced")
+    assert exec_start[0] == os.path.join(bindir, "psd2-deviced")
     assert exec_start[-1] == conf
     assert s["CapabilityBoundingSet"] == "" and s["NoNewPrivileges"] == "yes"
     grp = s["Group"]
@@ -137,12 +199,11 @@ def started(service_setup, dbinfo):
            "--clear-groups", "--bounding-set", "-all", "--inh-caps", "-all",
            "--no-new-privs", "--",
            "sh", "-c", 'umask %s; exec "$@"' % s["UMask"], "sh",
-           os.path.join(psd2lib.bin_dir(), "psd2-emuhost"), "--state", state,
+           os.path.join(bindir, "psd2-emuhost"), "--state", state,
            "--socket", sock, "--manufacturer-key",
-           os.path.join(psd2lib.TOP, "device", "testkeys",
-                        "manufacturer-test-key.pem"), serial, "--"] + \
-        exec_start
-    log_path = os.path.join(FOLDER, "deviced.log")
+           os.path.join(keys, "manufacturer-test-key.pem"), serial,
+           "--"] + exec_start
+    log_path = os.path.join(folder, "deviced.log")
     log = open(log_path, "wb")
     proc = subprocess.Popen(cmd, cwd="/", env=env, stdout=log,
                             stderr=subprocess.STDOUT,
@@ -150,7 +211,7 @@ def started(service_setup, dbinfo):
     inst = type("Unit", (), {})()
     inst.proc, inst.serial, inst.sock, inst.user = proc, serial, sock, user
     inst.log_path, inst.conf = log_path, conf
-    inst.ctl_conf = os.path.join(FOLDER, "ctl.conf")
+    inst.ctl_conf = os.path.join(folder, "ctl.conf")
 
     def text():
         with open(log_path, "rb") as f:
@@ -161,6 +222,9 @@ def started(service_setup, dbinfo):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
     log.close()
+    if private is not None:
+        shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def emu(inst, *args):

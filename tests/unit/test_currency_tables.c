@@ -1,10 +1,10 @@
 /*
- * The device's display table (device/devcur.c, PROTOCOL.md 5.3.1) and the
- * service's ISO 4217 table (src/common/money.c) are kept apart on
- * purpose: a device displays fewer currencies than the service knows.
- * What must never happen is that they disagree on a code both know (the
- * service would parse an amount with one exponent and the device show it
- * with another: a 100x misdisplay) or that the device displays a code the
+ * The device's display table (devcur.c, device/PROTOCOL.md 5.3.1) is the
+ * part of the service's one ISO 4217 table (money.c) marked for devices:
+ * a device displays fewer currencies than the service knows. What must
+ * never happen is that they disagree on a code both know (the service
+ * would parse an amount with one exponent and the device show it with
+ * another: a 100x misdisplay) or that the device displays a code the
  * service does not know. Every three-letter code is checked.
  */
 #include <stdarg.h>

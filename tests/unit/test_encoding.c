@@ -385,6 +385,60 @@ test_form_count(void **state)
 	assert_int_equal(form_count("a=1&a=2", 3, "a"), 1);
 }
 
+/* The one UUID reader: the service's ids and the device's challenges. */
+static void
+test_uuid(void **state)
+{
+	uint8_t		id[16];
+	char		text[UUID_TEXT_LEN + 1];
+	static const char *const bad[] = {
+		"", "00112233-4455-6677-8899-aabbccddeef",
+		"00112233-4455-6677-8899-aabbccddeeff0",
+		"00112233445566778899aabbccddeeff",
+		"0011223x-4455-6677-8899-aabbccddeeff",
+		"00112233-4455-6677-8899_aabbccddeeff",
+		"0011223-34455-6677-8899-aabbccddeeff",
+		" 0112233-4455-6677-8899-aabbccddeeff",
+		"00112233-4455-6677-8899-aabbccddeeff\n",
+	};
+	size_t		i;
+
+	(void)state;
+	assert_int_equal(uuid_decode("00112233-4455-6677-8899-AABBCCDDEEFF",
+	    id), 0);
+	assert_int_equal(id[0], 0x00);
+	assert_int_equal(id[10], 0xaa);
+	assert_int_equal(id[15], 0xff);
+	uuid_encode(id, text);
+	assert_string_equal(text, "00112233-4455-6677-8899-aabbccddeeff");
+	assert_int_equal(uuid_decode(text, NULL), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (uuid_decode(bad[i], id) != -1)
+			fail_msg("accepted \"%s\"", bad[i]);
+	}
+	assert_int_equal(uuid_decode(NULL, id), -1);
+	/* A short string is refused before anything past its NUL is read. */
+	text[5] = '\0';
+	assert_int_equal(uuid_decode(text, id), -1);
+}
+
+static void
+test_hex_digit(void **state)
+{
+	int	c, n = 0;
+
+	(void)state;
+	for (c = -1; c < 256; c++) {
+		if (hex_digit(c) >= 0)
+			n++;
+	}
+	assert_int_equal(n, 22);
+	assert_int_equal(hex_digit('0'), 0);
+	assert_int_equal(hex_digit('a'), 10);
+	assert_int_equal(hex_digit('F'), 15);
+	assert_int_equal(hex_digit('g'), -1);
+}
+
 int
 main(void)
 {
@@ -401,6 +455,8 @@ main(void)
 		cmocka_unit_test(test_form_decode),
 		cmocka_unit_test(test_form_encode),
 		cmocka_unit_test(test_form_count),
+		cmocka_unit_test(test_uuid),
+		cmocka_unit_test(test_hex_digit),
 	};
 
 	return (cmocka_run_group_tests_name("encoding", tests, NULL, NULL));

@@ -24,7 +24,7 @@ UNIT_CC		?= cc
 UNIT_FUZZ_CC	?= clang
 UNIT_CFLAGS	:= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 \
 		    -I$(UNIT_TOP)/src/common -I$(UNIT_TOP)/src/web \
-		    -I$(UNIT_TOP)/device -MMD -MP
+		    -MMD -MP
 UNIT_LDFLAGS	:=
 UNIT_LIBS	:= -lcrypto -ljansson -lcmocka
 
@@ -37,13 +37,10 @@ UNIT_LDFLAGS	+= $(UNIT_SANFLAGS)
 endif
 
 UNIT_SRCS	:= $(addprefix $(UNIT_TOP)/src/common/, crypto.c encoding.c \
-		    totp.c keyring.c secretbox.c sealed.c money.c httpdate.c) \
+		    totp.c keyring.c secretbox.c sealed.c money.c httpdate.c \
+		    devcur.c) \
 		    $(addprefix $(UNIT_TOP)/src/web/, template.c i18n_pick.c)
-# The device's display table, checked against the service's currencies.
-UNIT_DEVICE_SRCS := $(UNIT_TOP)/device/devcur.c
-UNIT_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/obj/%.o,$(UNIT_SRCS)) \
-		    $(patsubst $(UNIT_TOP)/device/%.c,$(UNIT_OUT)/obj/device/%.o, \
-		    $(UNIT_DEVICE_SRCS))
+UNIT_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/obj/%.o,$(UNIT_SRCS))
 UNIT_LIB	:= $(UNIT_OUT)/libunit.a
 
 UNIT_TESTS	:= $(sort $(wildcard $(UNIT_TOP)/tests/unit/test_*.c))
@@ -51,10 +48,6 @@ UNIT_BINS	:= $(patsubst $(UNIT_TOP)/tests/unit/%.c,$(UNIT_OUT)/%, \
 		    $(UNIT_TESTS))
 
 $(UNIT_OUT)/obj/%.o: $(UNIT_TOP)/src/%.c
-	@mkdir -p $(dir $@)
-	$(UNIT_CC) $(UNIT_CFLAGS) -c -o $@ $<
-
-$(UNIT_OUT)/obj/device/%.o: $(UNIT_TOP)/device/%.c
 	@mkdir -p $(dir $@)
 	$(UNIT_CC) $(UNIT_CFLAGS) -c -o $@ $<
 

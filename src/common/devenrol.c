@@ -7,27 +7,19 @@
 #include <string.h>
 
 #include "devenrol.h"
+#include "encoding.h"
 
 /* PostgreSQL's bytea hex output ("\x0a1b...") into out; -1 if not. */
 static int
 devenrol_unhex(const char *s, uint8_t *out, size_t max, size_t *len)
 {
-	size_t	n, i;
-	int	hi, lo;
+	int	n;
 
 	if (s == NULL || strncmp(s, "\\x", 2) != 0)
 		return (-1);
-	s += 2;
-	n = strlen(s);
-	if (n % 2 != 0 || n / 2 > max)
+	if ((n = hex_decode(s + 2, strlen(s + 2), out, max)) == -1)
 		return (-1);
-	for (i = 0; i < n / 2; i++) {
-		if ((hi = devsig_hexval(s[2 * i])) == -1 ||
-		    (lo = devsig_hexval(s[2 * i + 1])) == -1)
-			return (-1);
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	*len = n / 2;
+	*len = (size_t)n;
 	return (0);
 }
 

@@ -1,44 +1,21 @@
 /*
- * The display table of the authenticator protocol. Minor units are those
- * of ISO 4217; a code not listed here is not displayable, and a device
+ * The display table of the authenticator protocol: the codes of the one
+ * currency table (money.c) marked MONEY_CURRENCY_DEVICE, with their ISO
+ * 4217 minor units. A code outside it is not displayable, and a device
  * refuses it (ERROR CURRENCY) rather than guess where the point goes.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "devcur.h"
-
-struct devcur {
-	char	code[4];
-	int	minor;
-};
-
-/* Sorted by code (bsearch). */
-static const struct devcur devcur_table[] = {
-	{ "AUD", 2 }, { "BGN", 2 }, { "BHD", 3 }, { "CAD", 2 },
-	{ "CHF", 2 }, { "CZK", 2 }, { "DKK", 2 }, { "EUR", 2 },
-	{ "GBP", 2 }, { "HUF", 2 }, { "ISK", 0 }, { "JOD", 3 },
-	{ "JPY", 0 }, { "KRW", 0 }, { "KWD", 3 }, { "NOK", 2 },
-	{ "NZD", 2 }, { "OMR", 3 }, { "PLN", 2 }, { "RON", 2 },
-	{ "SEK", 2 }, { "TND", 3 }, { "USD", 2 },
-};
-
-static int
-devcur_cmp(const void *key, const void *elem)
-{
-	return (strcmp(key, ((const struct devcur *)elem)->code));
-}
+#include "money.h"
 
 int
 devcur_minor_units(const char *code)
 {
-	const struct devcur	*c;
+	int	minor, flags;
 
-	if (code == NULL || strlen(code) != 3)
+	if ((minor = money_currency(code, &flags)) < 0 ||
+	    !(flags & MONEY_CURRENCY_DEVICE))
 		return (-1);
-	c = bsearch(code, devcur_table, sizeof(devcur_table) /
-	    sizeof(devcur_table[0]), sizeof(devcur_table[0]), devcur_cmp);
-	return (c == NULL ? -1 : c->minor);
+	return (minor);
 }
 
 int

@@ -80,10 +80,9 @@ int		 devsig_sign(EVP_PKEY *, const uint8_t *msg, size_t len,
 void	devsig_fingerprint(const uint8_t pubkey[DEV_PUBKEY_LEN],
 	    char out[DEVSIG_FPR_LEN + 1]);
 
-/* Challenge ids travel as 16 bytes and are stored as uuid text. */
-int	devsig_uuid_parse(const char *, uint8_t out[DEV_CHALLENGE_LEN]);
-/* The value of one hex digit (either case), or -1. */
-int	devsig_hexval(char);
-void	devsig_uuid_format(const uint8_t id[DEV_CHALLENGE_LEN], char out[37]);
+/*
+ * Challenge ids travel as 16 bytes and are stored as uuid text:
+ * uuid_decode() and uuid_encode() of encoding.h read and write them.
+ */
 
 #endif
