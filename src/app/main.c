@@ -22,7 +22,7 @@
 #include "metrics/metrics.h"
 #include "tpp/tpp.h"
 #include "web/pages.h"
-#include "oauth/password_task.h"
+#include "psu/password_task.h"
 #include "pis/pis.h"
 #include "staff/staff_enrol.h"
 

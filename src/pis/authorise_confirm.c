@@ -37,7 +37,7 @@
 #include "common/crypto.h"
 #include "db/db.h"
 #include "metrics/metrics.h"
-#include "oauth/login.h"
+#include "psu/login.h"
 #include "oauth/oauth.h"
 #include "pis/authorise.h"
 #include "pis/payments_page.h"

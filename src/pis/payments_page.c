@@ -17,7 +17,7 @@
 #include "common/crypto.h"
 #include "db/db.h"
 #include "devcur.h"
-#include "oauth/login.h"
+#include "psu/login.h"
 #include "pis/payments_page.h"
 #include "web/forms.h"
 #include "web/pages.h"

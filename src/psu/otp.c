@@ -30,7 +30,7 @@
 #include "common/secretbox.h"
 #include "common/totp.h"
 #include "db/db.h"
-#include "oauth/login.h"
+#include "psu/login.h"
 #include "oauth/oauth.h"
 #include "web/forms.h"
 #include "web/pages.h"

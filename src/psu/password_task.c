@@ -5,7 +5,7 @@
 
 #include <openssl/crypto.h>
 
-#include "oauth/password_task.h"
+#include "psu/password_task.h"
 
 static char	password_dummy[PASSHASH_ENCODED_MAX];
 
