@@ -27,7 +27,6 @@
 #include "app/app.h"
 #include "common/crypto.h"
 #include "db/db.h"
-#include "psu/login.h"
 #include "oauth/oauth.h"
 #include "web/forms.h"
 #include "web/pages.h"

@@ -24,6 +24,7 @@
 
 struct http_request;
 struct db_query;
+struct form_state;
 
 #define OAUTH_SCOPE_FUND	0x01
 #define OAUTH_SCOPE_AIS		0x02
@@ -76,5 +77,12 @@ typedef enum oauth_next	(*oauth_step)(struct http_request *, void *);
  */
 int	oauth_finish(struct http_request *, struct db_query *, oauth_step,
 	    void *, const char *);
+
+/*
+ * The consent page of an authorisation request (consent.c), shown when
+ * the PSU's login succeeds, with the PSU's accounts query's result.
+ */
+void	consent_page(struct http_request *, struct form_state *, long long,
+	    struct db_query *);
 
 #endif
