@@ -51,6 +51,7 @@ password_job_start(struct password_job *job, struct http_request *req,
 	snprintf(job->encoded, sizeof(job->encoded), "%s",
 	    encoded != NULL ? encoded : password_dummy);
 	snprintf(job->password, sizeof(job->password), "%s", password);
+	job->finished = 0;
 	kore_task_create(&job->task, password_task_run);
 	kore_task_bind_request(&job->task, req);
 	kore_task_run(&job->task);
