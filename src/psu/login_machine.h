@@ -4,32 +4,37 @@
  * rules. What differs between the two (tables, SQL functions, pages, the
  * cookie) is a struct login_kind; the steps are the same:
  *
- *	state		its result			next
- *	LOGIN_LOOKUP	too many logins from the	429
- *			address
- *			else (unknown users too)	the task: LOGIN_PASSWORD
- *	LOGIN_PASSWORD	the task's verdict		LOGIN_FACTOR
- *	LOGIN_FACTOR	ok				the TOTP page (a sealed
- *							step); or, when the kind
- *							opens a session with the
- *							password alone, as ok of
- *							LOGIN_TOTP
- *			failed				the login page, 401
- *			locked				403
- *	LOGIN_SEED	the sealed seed			LOGIN_TOTP
- *	LOGIN_TOTP	ok				session cookie, the
- *							kind's next page (a query
- *							first: LOGIN_AFTER)
- *			repeat (this form's login	the browser holding that
- *			opened the session before)	session: the next page,
- *							no cookie; others: as used
- *			used (a code already used)	the TOTP page, 401; no
- *							failure counted
- *			failed				the TOTP page, 401
- *			locked				403
- *			expired (a repeat whose		the kind's expired page
- *			session has ended)
- *	LOGIN_AFTER	the kind's query		the kind's page
+ *	state		its result		next
+ *	LOGIN_LOOKUP	too many logins from	429
+ *			the address
+ *			else (unknown users	the task: LOGIN_PASSWORD
+ *			too)
+ *	LOGIN_PASSWORD	the task's verdict	LOGIN_FACTOR
+ *	LOGIN_FACTOR	ok			the TOTP page (a sealed
+ *						step); or, when the
+ *						kind opens a session
+ *						with the password alone,
+ *						as ok of LOGIN_TOTP
+ *			failed			the login page, 401
+ *			locked			403
+ *	LOGIN_SEED	the sealed seed		LOGIN_TOTP
+ *	LOGIN_TOTP	ok			session cookie, the
+ *						kind's next page (a
+ *						query first: LOGIN_AFTER)
+ *			repeat (this form's	the browser holding that
+ *			login opened the	session: the next page,
+ *			session before)		no cookie; others: as
+ *						used
+ *			used (a code used	the TOTP page, 401; no
+ *			already)		failure counted (a
+ *						password session: its
+ *						page, without a cookie:
+ *						it asks for a login)
+ *			failed			the TOTP page, 401
+ *			locked			403
+ *			expired (a repeat	the kind's expired page
+ *			whose session ended)
+ *	LOGIN_AFTER	the kind's query	the kind's page
  *
  * A session id is derived from the login form's flow and the subject
  * (forms_flow_secret), so a repeated post names the session the first
@@ -73,14 +78,16 @@ struct login {
 	int			 password_ok;
 	int			 password_session;
 	char			 addr[PEER_ADDR_MAX];
-	char			 scope[40];	/* what a password session is for */
+	/* What a password session is for (a payment id). */
+	char			 scope[40];
 	char			 session[37];
 	uint8_t			 session_digest[32];
 	uint8_t			 flow_digest[32];
 };
 
 struct login_kind {
-	const char	*subject;	/* "psu", "staff": the TOTP seal context */
+	/* "psu", "staff": the TOTP seal context. */
+	const char	*subject;
 	const char	*step_name;	/* the sealed "password passed" step */
 	const char	*session_name;	/* forms_flow_secret purpose */
 	const char	*cookie;

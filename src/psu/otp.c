@@ -16,7 +16,6 @@
 
 #include "api/respond.h"
 #include "app/app.h"
-#include "metrics/metrics.h"
 #include "psu/login.h"
 #include "psu/login_machine.h"
 #include "web/pages.h"
