@@ -21,7 +21,6 @@
 #include "api/respond.h"
 #include "app/app.h"
 #include "common/crypto.h"
-#include "oauth/oauth.h"
 #include "psu/login.h"
 #include "psu/login_machine.h"
 #include "psu/psu_session.h"
@@ -36,6 +35,14 @@ static const char sql_payment[] =
 static const char sql_accounts[] =
     "SELECT resource_id, iban, name, currency FROM account "
     "WHERE psu_id = $1 ORDER BY id";
+
+static psu_login_oauth_page	psu_oauth_page;
+
+void
+psu_login_set_oauth_page(psu_login_oauth_page page)
+{
+	psu_oauth_page = page;
+}
 
 void
 login_page_new(struct http_request *req, json_t *request)
@@ -144,7 +151,11 @@ psu_login_done(struct http_request *req, struct login *lg)
 static void
 psu_login_after(struct http_request *req, struct login *lg)
 {
-	consent_page(req, &lg->fs, lg->subject_id, &lg->q);
+	if (psu_oauth_page == NULL) {
+		respond_server_error(req, "login oauth page");
+		return;
+	}
+	psu_oauth_page(req, &lg->fs, lg->subject_id, &lg->q);
 }
 
 static int

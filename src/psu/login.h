@@ -10,6 +10,8 @@
 
 struct http_request;
 struct login;
+struct form_state;
+struct db_query;
 
 /*
  * A fresh login page for request (an OAuth request, or {"next": path} for
@@ -17,6 +19,16 @@ struct login;
  * into the form; nothing is written to the database.
  */
 void	login_page_new(struct http_request *, json_t *);
+
+/*
+ * The page that ends the login of an OAuth request (the consent page,
+ * src/oauth), given the request's form state, the PSU and the result of
+ * the PSU's accounts query. Set once at start-up (src/app/main.c): the
+ * login sits below the OAuth layer and does not import it.
+ */
+typedef void	(*psu_login_oauth_page)(struct http_request *,
+		    struct form_state *, long long, struct db_query *);
+void	psu_login_set_oauth_page(psu_login_oauth_page);
 
 /* A typed TOTP code as six digits (spaces dropped); 0 or -1. */
 int	otp_normalise(const char *, char [7]);
