@@ -13,7 +13,6 @@
 #include <jansson.h>
 
 #include "ais/ais.h"
-#include "api/request.h"
 
 int	ais_account_balance(struct http_request *);
 
@@ -34,7 +33,7 @@ balance_reference(struct http_request *req, struct xs2a_call *c)
 	size_t		 len;
 
 	out = NULL;
-	body = request_body(req, c, BALANCE_BODY_MAX, &len);
+	body = xs2a_body(req, c, BALANCE_BODY_MAX, &len);
 	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
 	    NULL;
 	if (body != NULL)

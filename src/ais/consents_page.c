@@ -20,7 +20,7 @@
 #include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
-#include "oauth/login.h"
+#include "psu/psu_session.h"
 #include "web/forms.h"
 #include "web/pages.h"
 
@@ -55,28 +55,6 @@ consents_free(struct http_request *req)
 	struct consents_ctx	*ctx = http_state_get(req);
 
 	db_query_end(&ctx->q);
-}
-
-static const char *
-consents_session(struct http_request *req)
-{
-	char	*value;
-
-	http_populate_cookies(req);
-	if (!http_request_cookie(req, FORMS_SESSION_COOKIE, &value) ||
-	    *value == '\0')
-		return (NULL);
-	return (value);
-}
-
-static void
-consents_login(struct http_request *req)
-{
-	json_t	*next;
-
-	next = json_pack("{s:s}", "next", CONSENTS_PATH);
-	login_page_new(req, next);
-	json_decref(next);
 }
 
 static void
@@ -130,7 +108,7 @@ consents_render(struct http_request *req, void *arg)
 	size_t			 i;
 
 	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
-		consents_login(req);
+		psu_session_login(req, CONSENTS_PATH);
 		return (DB_ANSWERED);
 	}
 	psu_id = db_int(&ctx->q, 0, 0);
@@ -154,11 +132,11 @@ ais_consents_page(struct http_request *req)
 	struct consents_ctx	*ctx;
 	const char		*session;
 
-	session = consents_session(req);
+	session = psu_session_cookie(req);
 	if (!http_state_exists(req)) {
 		http_populate_get(req);
 		if (session == NULL) {
-			consents_login(req);
+			psu_session_login(req, CONSENTS_PATH);
 			return (KORE_RESULT_OK);
 		}
 		ctx = http_state_create(req, sizeof(*ctx), consents_free);
@@ -177,7 +155,7 @@ consents_revoke_start(struct http_request *req, const char *session)
 
 	http_populate_post(req);
 	if (session == NULL) {
-		consents_login(req);
+		psu_session_login(req, CONSENTS_PATH);
 		return (KORE_RESULT_OK);
 	}
 	if (forms_open_step("revoke", forms_arg(req, "csrf"), session,
@@ -209,7 +187,7 @@ consents_revoked(struct http_request *req, void *arg)
 		http_response_header(req, "location", CONSENTS_PATH);
 		respond_raw(req, 303, NULL, NULL, 0);
 	} else if (strcmp(outcome, "no_session") == 0) {
-		consents_login(req);
+		psu_session_login(req, CONSENTS_PATH);
 	} else {
 		pages_message(req, 404, "error_title", "consents_unknown");
 	}
@@ -223,7 +201,7 @@ ais_consents_revoke(struct http_request *req)
 	const char		*session;
 	int			 rc;
 
-	session = consents_session(req);
+	session = psu_session_cookie(req);
 	if (!http_state_exists(req) &&
 	    (rc = consents_revoke_start(req, session)) != KORE_RESULT_RETRY)
 		return (rc);

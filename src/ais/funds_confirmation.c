@@ -22,7 +22,6 @@
 #include <jansson.h>
 
 #include "ais/ais.h"
-#include "api/request.h"
 #include "common/money.h"
 
 int	ais_funds_confirmation(struct http_request *);
@@ -132,7 +131,7 @@ funds_parse(struct http_request *req, struct xs2a_call *c,
 	char		*body;
 	size_t		 len;
 
-	body = request_body(req, c, FUNDS_BODY_MAX, &len);
+	body = xs2a_body(req, c, FUNDS_BODY_MAX, &len);
 	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
 	    NULL;
 	if (body != NULL)

@@ -13,11 +13,9 @@
 #include <http.h>
 
 #include "api/request.h"
-#include "api/xs2a_call.h"
 
 char *
-request_body(struct http_request *req, struct xs2a_call *c, size_t max,
-    size_t *len)
+request_body(struct http_request *req, size_t max, size_t *len)
 {
 	char	*body;
 	ssize_t	 n;
@@ -25,13 +23,7 @@ request_body(struct http_request *req, struct xs2a_call *c, size_t max,
 
 	*len = 0;
 	total = req->http_body_length;
-	if (total > max) {
-		xs2a_input_error(c, 413, "FORMAT_ERROR", NULL,
-		    "The request body is too large (at most %zu bytes here).",
-		    max);
-		return (NULL);
-	}
-	if (total == 0)
+	if (total == 0 || total > max)
 		return (NULL);
 	body = kore_malloc(total + 1);
 	off = 0;

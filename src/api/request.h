@@ -8,19 +8,16 @@
 #include <stddef.h>
 
 struct http_request;
-struct xs2a_call;
 
 /* inet_ntop's INET6_ADDRSTRLEN, without <arpa/inet.h> here. */
 #define REQUEST_IP_MAX	46
 
 /*
  * The request body (at most max bytes) as a NUL-terminated kore_malloc'ed
- * string, or NULL when there is none. *len gets its length. A body over
- * max records the call's input error 413 (the same answer as Kore's own
- * limit, not a malformed body).
+ * string, or NULL when there is none or it is longer. *len gets its
+ * length.
  */
-char	*request_body(struct http_request *, struct xs2a_call *, size_t,
-	    size_t *);
+char	*request_body(struct http_request *, size_t, size_t *);
 
 /*
  * An IPv4 or IPv6 address as inet_pton(3) reads it, normalised into out

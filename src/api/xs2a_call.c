@@ -212,3 +212,17 @@ xs2a_answer_refusal(struct http_request *req, struct xs2a_call *c,
 	}
 	return (0);
 }
+
+char *
+xs2a_body(struct http_request *req, struct xs2a_call *c, size_t max,
+    size_t *len)
+{
+	if (req->http_body_length > max) {
+		*len = 0;
+		xs2a_input_error(c, 413, "FORMAT_ERROR", NULL,
+		    "The request body is too large (at most %zu bytes here).",
+		    max);
+		return (NULL);
+	}
+	return (request_body(req, max, len));
+}

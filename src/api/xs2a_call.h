@@ -56,6 +56,14 @@ struct xs2a_call {
 /* Ends the call's query and wipes it (it held the bearer token). */
 void	xs2a_call_clear(struct xs2a_call *);
 
+/*
+ * The request body (at most max bytes; request_body). A body over max
+ * records the input error 413, the same answer as Kore's own limit, not
+ * a malformed body.
+ */
+char	*xs2a_body(struct http_request *, struct xs2a_call *, size_t,
+	    size_t *);
+
 /* Records an input error (the first one is reported). */
 void	xs2a_input_error(struct xs2a_call *, int, const char *, const char *,
 	    const char *, ...) __attribute__((format(printf, 5, 6)));

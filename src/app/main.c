@@ -22,7 +22,9 @@
 #include "metrics/metrics.h"
 #include "tpp/tpp.h"
 #include "web/pages.h"
-#include "oauth/password_task.h"
+#include "oauth/oauth.h"
+#include "psu/login.h"
+#include "psu/password_task.h"
 #include "pis/pis.h"
 #include "staff/staff_enrol.h"
 
@@ -108,6 +110,7 @@ kore_parent_configure(int argc, char **argv)
 		fatal("%s", err);
 	if (pages_init() == -1)
 		fatal("templates or translations failed to load");
+	psu_login_set_oauth_page(consent_page);
 	if (password_tasks_init() == -1)
 		fatal("argon2 self-check failed");
 	if (tpp_init() == -1)

@@ -19,7 +19,7 @@
 #include "api/respond.h"
 #include "db/db.h"
 #include "oauth/client_cache.h"
-#include "oauth/login.h"
+#include "psu/login.h"
 #include "oauth/oauth.h"
 #include "web/forms.h"
 #include "web/pages.h"

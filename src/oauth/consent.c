@@ -27,7 +27,6 @@
 #include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
-#include "oauth/login.h"
 #include "oauth/oauth.h"
 #include "web/forms.h"
 #include "web/pages.h"

@@ -23,6 +23,8 @@
 #include <jansson.h>
 
 struct http_request;
+struct db_query;
+struct form_state;
 
 #define OAUTH_SCOPE_FUND	0x01
 #define OAUTH_SCOPE_AIS		0x02
@@ -58,5 +60,12 @@ int	oauth_basic_credentials(struct http_request *, char *, size_t,
  */
 const char	*oauth_repeated_param(struct http_request *,
 		    const char *const *);
+
+/*
+ * The consent page of an authorisation request (consent.c), shown when
+ * the PSU's login succeeds, with the PSU's accounts query's result.
+ */
+void	consent_page(struct http_request *, struct form_state *, long long,
+	    struct db_query *);
 
 #endif

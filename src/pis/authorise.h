@@ -1,19 +1,24 @@
 /*
  * The scaRedirect page of a payment, GET (authorise_page.c) and POST
- * (authorise_confirm.c) of /auth/payments/{paymentId}/authorise.
+ * (authorise_confirm.c) of /auth/payments/{paymentId}/authorise; what
+ * both use is below them (authorise_binding.c, src/psu/psu_session.h).
  */
 #ifndef PSD2_PIS_AUTHORISE_H
 #define PSD2_PIS_AUTHORISE_H
 
 #include <stddef.h>
 
-#define AUTHORISE_ID_LEN	36
+#include "psu/psu_session.h"
+
+struct http_request;
+
+#define AUTHORISE_ID_LEN	PSU_PAYMENT_ID_LEN
 /* A session cookie is a UUID; anything longer is not one. */
 #define AUTHORISE_SESSION_MAX	128
 #define AUTHORISE_BINDING_MAX	512
 
-/* The payment id of the path into id, or -1 (the route admits more). */
-int	authorise_path_id(const char *, char [AUTHORISE_ID_LEN + 1]);
+/* The POST of the page (the page's route handler hands it over). */
+int	pis_authorise_confirm(struct http_request *);
 /*
  * What the page's "payconfirm" CSRF token is bound to: the payment, the
  * session and the values the page showed (payment_binding_values order:

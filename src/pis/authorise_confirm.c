@@ -37,15 +37,14 @@
 #include "common/crypto.h"
 #include "db/db.h"
 #include "metrics/metrics.h"
-#include "oauth/login.h"
 #include "pis/authorise.h"
 #include "pis/payments_page.h"
 #include "pis/pis.h"
 #include "pis/sca_code.h"
+#include "psu/login.h"
+#include "psu/psu_session.h"
 #include "web/forms.h"
 #include "web/pages.h"
-
-int	pis_authorise_confirm(struct http_request *);
 
 enum confirm_phase {
 	CONFIRM_INPUT,
@@ -94,12 +93,12 @@ confirm_start(struct http_request *req, struct confirm_ctx *ctx)
 	const char	*session;
 	uint8_t		 digest[32];
 
-	if (authorise_path_id(req->path, ctx->id) == -1) {
+	if (psu_payment_path_id(req->path, ctx->id) == -1) {
 		pages_message(req, 404, "error_title", "payment_unknown");
 		return (DB_ANSWERED);
 	}
-	if ((session = payments_page_session(req)) == NULL) {
-		payments_page_login(req, req->path);
+	if ((session = psu_session_cookie(req)) == NULL) {
+		psu_session_login(req, req->path);
 		return (DB_ANSWERED);
 	}
 	crypto_sha256(session, strlen(session), digest);
@@ -158,7 +157,7 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 
 	/* The session ended (idle rule), or no payment of its PSU. */
 	if (db_rows(&ctx->q) != 1) {
-		payments_page_login(req, req->path);
+		psu_session_login(req, req->path);
 		return (DB_ANSWERED);
 	}
 	(void)snprintf(amount, sizeof(amount), "%s", db_value(&ctx->q, 0, 3));
@@ -171,7 +170,7 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 	shown.creditor_iban = iban;
 	shown.creditor_name = name;
 	/* Bound to this PSU, session, payment and the values shown. */
-	if (authorise_binding(ctx->id, payments_page_session(req), &shown,
+	if (authorise_binding(ctx->id, psu_session_cookie(req), &shown,
 	    binding, sizeof(binding)) == -1 || forms_open_step("payconfirm",
 	    forms_arg(req, "csrf"), binding, &ctx->psu_id) == -1 ||
 	    ctx->psu_id != db_int(&ctx->q, 0, 0)) {

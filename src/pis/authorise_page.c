@@ -30,14 +30,12 @@
 #include "db/db.h"
 #include "pis/authorise.h"
 #include "pis/payments_page.h"
+#include "psu/psu_session.h"
 #include "web/forms.h"
 #include "web/pages.h"
 
 int	pis_authorise_page(struct http_request *);
-int	pis_authorise_confirm(struct http_request *);
 
-#define AUTHORISE_PREFIX	"/auth/payments/"
-#define AUTHORISE_SUFFIX	"/authorise"
 /* Seconds between the waiting page's reloads, and before the Nok URI. */
 #define AUTHORISE_REFRESH	"2"
 #define AUTHORISE_NOK_DELAY	"5"
@@ -59,36 +57,6 @@ authorise_free(struct http_request *req)
 	db_query_end(&ctx->q);
 }
 
-int
-authorise_path_id(const char *path, char id[AUTHORISE_ID_LEN + 1])
-{
-	size_t	plen = sizeof(AUTHORISE_PREFIX) - 1;
-
-	if (strlen(path) != plen + AUTHORISE_ID_LEN +
-	    sizeof(AUTHORISE_SUFFIX) - 1 ||
-	    strncmp(path, AUTHORISE_PREFIX, plen) != 0 ||
-	    strcmp(path + plen + AUTHORISE_ID_LEN, AUTHORISE_SUFFIX) != 0)
-		return (-1);
-	memcpy(id, path + plen, AUTHORISE_ID_LEN);
-	id[AUTHORISE_ID_LEN] = '\0';
-	/* Lower case only: the id is part of the authentication code. */
-	if (strspn(id, "0123456789abcdef-") != AUTHORISE_ID_LEN)
-		return (-1);
-	return (crypto_is_uuid(id) ? 0 : -1);
-}
-
-int
-authorise_binding(const char *id, const char *session,
-    const struct authorise_shown *v, char *out, size_t outlen)
-{
-	int	n;
-
-	/* Fields of fixed shape first; the name (any text) last. */
-	n = snprintf(out, outlen, "payment:%s:%s:%s:%s:%s\n%s", id, session,
-	    v->amount_minor, v->currency, v->creditor_iban, v->creditor_name);
-	return (n < 0 || (size_t)n >= outlen ? -1 : 0);
-}
-
 static int
 authorise_start(struct http_request *req)
 {
@@ -98,11 +66,11 @@ authorise_start(struct http_request *req)
 	uint8_t			 digest[32];
 
 	http_populate_get(req);
-	if (authorise_path_id(req->path, id) == -1) {
+	if (psu_payment_path_id(req->path, id) == -1) {
 		pages_message(req, 404, "error_title", "payment_unknown");
 		return (KORE_RESULT_OK);
 	}
-	session = payments_page_session(req);
+	session = psu_session_cookie(req);
 	ctx = http_state_create(req, sizeof(*ctx), authorise_free);
 	db_query_begin(&ctx->q, req, sql_page);
 	if (session == NULL) {
@@ -111,7 +79,7 @@ authorise_start(struct http_request *req)
 		crypto_sha256(session, strlen(session), digest);
 		db_param_bin(&ctx->q, digest, sizeof(digest));
 		if (strlen(session) >= sizeof(ctx->session)) {
-			payments_page_login(req, req->path);
+			psu_session_login(req, req->path);
 			return (KORE_RESULT_OK);
 		}
 		memcpy(ctx->session, session, strlen(session) + 1);
@@ -161,7 +129,7 @@ authorise_render(struct http_request *req, struct authorise_ctx *ctx)
 	char			 csrf[FORMS_TOKEN_MAX], amount[32];
 
 	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
-		payments_page_login(req, req->path);
+		psu_session_login(req, req->path);
 		return;
 	}
 	if (db_is_null(&ctx->q, 0, 1)) {

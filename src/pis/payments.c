@@ -22,7 +22,6 @@
 
 #include <openssl/rand.h>
 
-#include "api/request.h"
 #include "api/respond.h"
 #include "common/crypto.h"
 #include "pis/pis.h"
@@ -170,7 +169,7 @@ pis_initiate(struct http_request *req, struct pis_call *pc,
 	memset(&in, 0, sizeof(in));
 	in.product = pp->product;
 	pis_ids_check(c, pp);
-	body = request_body(req, c, PIS_BODY_MAX, &len);
+	body = xs2a_body(req, c, PIS_BODY_MAX, &len);
 	if (c->input.status == 0)
 		(void)pis_payment_parse(c, body, len, &in);
 	if (body != NULL)

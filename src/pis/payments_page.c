@@ -17,8 +17,8 @@
 #include "common/crypto.h"
 #include "db/db.h"
 #include "common/devcur.h"
-#include "oauth/login.h"
 #include "pis/payments_page.h"
+#include "psu/psu_session.h"
 #include "web/forms.h"
 #include "web/pages.h"
 
@@ -39,28 +39,6 @@ payments_free(struct http_request *req)
 	struct payments_ctx	*ctx = http_state_get(req);
 
 	db_query_end(&ctx->q);
-}
-
-const char *
-payments_page_session(struct http_request *req)
-{
-	char	*value;
-
-	http_populate_cookies(req);
-	if (!http_request_cookie(req, FORMS_SESSION_COOKIE, &value) ||
-	    *value == '\0')
-		return (NULL);
-	return (value);
-}
-
-void
-payments_page_login(struct http_request *req, const char *path)
-{
-	json_t	*next;
-
-	next = json_pack("{s:s}", "next", path);
-	login_page_new(req, next);
-	json_decref(next);
 }
 
 /* A key of the page's words: prefix and value, spaces as '_'. */
@@ -113,7 +91,7 @@ payments_render(struct http_request *req, void *arg)
 	size_t			 i;
 
 	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
-		payments_page_login(req, PAYMENTS_PATH);
+		psu_session_login(req, PAYMENTS_PATH);
 		return (DB_ANSWERED);
 	}
 	list = json_loads(db_value(&ctx->q, 0, 1), 0, NULL);
@@ -137,8 +115,8 @@ pis_payments_page(struct http_request *req)
 
 	if (!http_state_exists(req)) {
 		http_populate_get(req);
-		if ((session = payments_page_session(req)) == NULL) {
-			payments_page_login(req, PAYMENTS_PATH);
+		if ((session = psu_session_cookie(req)) == NULL) {
+			psu_session_login(req, PAYMENTS_PATH);
 			return (KORE_RESULT_OK);
 		}
 		ctx = http_state_create(req, sizeof(*ctx), payments_free);

@@ -9,10 +9,6 @@
 
 struct http_request;
 
-/* The browser's PSU session cookie, or NULL. */
-const char	*payments_page_session(struct http_request *);
-/* The PSU login (password, TOTP), then back to path. */
-void		 payments_page_login(struct http_request *, const char *);
 /*
  * Adds to a payment object of psu_payments() the page's texts: amount
  * (devcur_format, as the authenticator shows it), status_text and

@@ -1,8 +1,9 @@
 /*
- * The bank staff pages (issue 10), served only on the staff listener
- * (conf/staff.conf): a login of their own (password in a Kore task, then
- * TOTP; the PSU lockout rules), a session cookie scoped to /staff, roles
- * operator and admin, and CSRF tokens bound to the session.
+ * The bank staff pages, served only on the staff listener
+ * (conf/staff.conf): the PSU's login state machine with the staff table
+ * (src/psu/login_machine.h: password in a Kore task, then TOTP; the PSU
+ * lockout rules), a session cookie scoped to /staff, roles operator and
+ * admin, and CSRF tokens bound to the session.
  */
 #ifndef PSD2_STAFF_H
 #define PSD2_STAFF_H

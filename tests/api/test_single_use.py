@@ -5,8 +5,11 @@ the result of the first post (issue 8, section 3).
 - Password step: it changes nothing on success, so a repeat shows the TOTP
   page again.
 - TOTP step: a repeat of the same form with the same code shows the same
-  next page with the same session cookie; no second session, no failure
-  counted.
+  next page to the browser that holds the session the first post opened,
+  with no new cookie; no second session, no failure counted. Any other
+  client posting the same form (hidden fields, used code, pre-login
+  cookie) gets no session: the code is refused as used, and a used code
+  never counts as a failure.
 - Consent step: one authorisation request gets one decision. A repeat
   while the code is unspent redirects again with the SAME code; once the
   code was exchanged (or expired) it shows a page saying the request was
@@ -78,6 +81,28 @@ def session_cookie(r):
         if h.startswith("psd2_session="):
             return h.split(";", 1)[0].split("=", 1)[1]
     return None
+
+
+def at_otp_step(psu, state):
+    """A PSU's browser at the TOTP step of a new authorisation request:
+    (browser, the TOTP form's fields with a fresh code)."""
+    b = PsuBrowser()
+    b.authorize(authorize_url(MAIN_URL, SC.client_id, SC.redirect_uri,
+                              "ACCOUNT_INFORMATION", state))
+    b.submit_login(psu.username, psu.password)
+    data = b.form("otp-form").hidden()
+    data["otp"] = psu.totp()
+    return b, data
+
+
+def pre_login_copy(b):
+    """Another client with the cookies b had before its session: the
+    pre-login cookie, not the session."""
+    other = psd2lib.http_session()
+    for c in b.s.cookies:
+        if c.name != "psd2_session":
+            other.cookies.set(c.name, c.value, domain=c.domain, path=c.path)
+    return other
 
 
 # -- consent ---------------------------------------------------------------
@@ -201,7 +226,8 @@ def test_otp_repost_shows_the_consent_page_again(psu_factory, dbinfo):
     assert r2.status_code == 200, r2.text[:500]
     assert b.page.form("consent-form") is not None
     assert not b.page.error_messages()
-    assert session_cookie(r2) == s1
+    assert session_cookie(r2) is None
+    assert b.s.cookies["psd2_session"] == s1
     assert sessions_of(dbinfo, psu) == 1
     assert failures_of(dbinfo, psu) == 0
     # The flow goes on as if the second post had been the only one.
@@ -209,17 +235,13 @@ def test_otp_repost_shows_the_consent_page_again(psu_factory, dbinfo):
     assert r.status_code == 302 and "code" in location_params(r)[1]
 
 
-def test_otp_double_click_same_session(psu_factory, dbinfo):
+def test_otp_double_click_one_session(psu_factory, dbinfo):
     """Both posts leave the browser without the session cookie (the second
-    is sent before the first answer arrives): both get the consent page
-    and the same session."""
+    is sent before the first answer arrives): one opens the session and
+    gets the consent page, the other is told the code was used and gets
+    no session; no failure counted."""
     psu = psu_factory()
-    b = PsuBrowser()
-    b.authorize(authorize_url(MAIN_URL, SC.client_id, SC.redirect_uri,
-                              "ACCOUNT_INFORMATION", "st-dbl"))
-    b.submit_login(psu.username, psu.password)
-    data = b.form("otp-form").hidden()
-    data["otp"] = psu.totp()
+    b, data = at_otp_step(psu, "st-dbl")
     out = [None, None]
     go = threading.Barrier(2)
 
@@ -235,12 +257,50 @@ def test_otp_double_click_same_session(psu_factory, dbinfo):
         t.start()
     for t in ts:
         t.join()
-    assert [r.status_code for r in out] == [200, 200], \
+    assert sorted(r.status_code for r in out) == [200, 401], \
         [(r.status_code, r.text[:300]) for r in out]
-    for r in out:
-        assert Page(r.text).form("consent-form") is not None
-    assert session_cookie(out[0]) == session_cookie(out[1]) is not None
+    ok = [r for r in out if r.status_code == 200][0]
+    used = [r for r in out if r.status_code == 401][0]
+    assert Page(ok.text).form("consent-form") is not None
+    assert session_cookie(ok) is not None
+    assert session_cookie(used) is None
+    assert "already been used" in used.text
     assert sessions_of(dbinfo, psu) == 1
+    assert failures_of(dbinfo, psu) == 0
+
+
+def test_otp_replay_by_another_client_gets_no_session(psu_factory, dbinfo):
+    """The TOTP form re-posted by another client after the PSU's login
+    (its hidden fields, the used code, the pre-login cookie): no session
+    cookie, no consent page, no failure counted."""
+    psu = psu_factory()
+    b, data = at_otp_step(psu, "st-replay")
+    r1 = b.post("/auth/login/otp", data)
+    assert r1.status_code == 200 and session_cookie(r1)
+    thief = pre_login_copy(b)
+    r = thief.post(MAIN_URL + "/auth/login/otp", data=data,
+                   allow_redirects=False, timeout=30)
+    assert r.status_code == 401, (r.status_code, r.text[:300])
+    assert session_cookie(r) is None
+    assert "psd2_session" not in thief.cookies
+    assert Page(r.text).form("consent-form") is None
+    assert "already been used" in r.text
+    assert sessions_of(dbinfo, psu) == 1
+    assert failures_of(dbinfo, psu) == 0
+    # The PSU's own flow goes on.
+    r = b.submit_consent("approve")
+    assert r.status_code == 302 and "code" in location_params(r)[1]
+
+
+def test_used_code_from_another_login_is_no_failure(psu_factory, dbinfo):
+    psu = psu_factory()
+    first, data = at_otp_step(psu, "st-used-1")
+    assert first.post("/auth/login/otp", data).status_code == 200
+    other, data2 = at_otp_step(psu, "st-used-2")
+    data2["otp"] = data["otp"]
+    r = other.post("/auth/login/otp", data2)
+    assert r.status_code == 401 and session_cookie(r) is None
+    assert "already been used" in r.text
     assert failures_of(dbinfo, psu) == 0
 
 
@@ -300,7 +360,7 @@ def test_consents_page_login_and_revoke_repost(psu_factory, dbinfo):
     for r in (r1, r2):
         assert r.status_code == 303, (r.status_code, r.text[:300])
         assert r.headers["Location"] == "/auth/consents"
-    assert session_cookie(r1) == session_cookie(r2)
+    assert session_cookie(r1) and session_cookie(r2) is None
     assert sessions_of(dbinfo, psu) == sessions_before + 1
     r = b.get("/auth/consents")
     assert r.status_code == 200

@@ -9,7 +9,9 @@ import requests
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+import psd2lib
 from conftest import initiate_redirect, payment_row, sql, sql1
+from psd2lib import Page
 from test_pis_payments_page import login_payment
 
 
@@ -75,3 +77,47 @@ def test_payment_login_lockout(api, db, server, driver, payer_factory):
     finally:
         sql(db, "UPDATE psu SET locked_until = NULL, failed_logins = 0 "
             "WHERE username = %s", payer.psu.username)
+
+
+def test_replayed_password_form_hands_over_no_session(api, db, server,
+                                                     payer_factory):
+    """The payment page's login form re-posted (same hidden fields and
+    password, the pre-login cookie) by a client other than the browser
+    that logged in: no session cookie; the page it is sent to asks for a
+    login of its own. The browser holding the session still gets its
+    page, without a new cookie."""
+    payer = payer_factory(device=False)
+    pid, href = initiate_redirect(api, payer, nok=False)
+    url = server.url + href
+    own = psd2lib.http_session()
+    page = Page(own.get(url, timeout=10).text)
+    form = page.form("login-form")
+    assert form is not None
+    data = dict(form.hidden())
+    data.update({"username": payer.psu.username,
+                 "password": payer.psu.password})
+    first = own.post(server.url + form.action, data=data,
+                     allow_redirects=False, timeout=30)
+    assert first.status_code == 303, first.text[:300]
+    assert first.headers["Location"] == href
+    session = own.cookies["psd2_session"]
+    thief = psd2lib.http_session()
+    for c in own.cookies:
+        if c.name != "psd2_session":
+            thief.cookies.set(c.name, c.value, domain=c.domain, path=c.path)
+    r = thief.post(server.url + form.action, data=data,
+                   allow_redirects=False, timeout=30)
+    assert not [h for h in psd2lib.set_cookie_headers(r)
+                if h.startswith("psd2_session=")], r.headers
+    assert "psd2_session" not in thief.cookies
+    shown = thief.get(url, timeout=10, allow_redirects=False)
+    assert 'id="username"' in shown.text and payer.iban not in shown.text
+    again = own.post(server.url + form.action, data=data,
+                     allow_redirects=False, timeout=30)
+    assert again.status_code == 303 and again.headers["Location"] == href
+    assert not [h for h in psd2lib.set_cookie_headers(again)
+                if h.startswith("psd2_session=")]
+    assert own.cookies["psd2_session"] == session
+    assert sql1(db, """SELECT count(*) FROM web_session
+        WHERE subject_kind = 'psu_payment' AND payment_id = %s""", pid) == 1
+    assert payment_row(db, pid) == ("RCVD", None, "started")

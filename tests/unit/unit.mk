@@ -60,6 +60,21 @@ $(UNIT_OUT)/test_%: $(UNIT_TOP)/tests/unit/test_%.c $(UNIT_LIB)
 	$(UNIT_CC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_LDFLAGS) $(UNIT_LIB) \
 	    $(UNIT_LIBS)
 
+# The password task (src/psu) against Kore's own headers, with Kore's task
+# calls stood in for by the test: the headers come from the Kore build
+# (its .patched step unpacks them).
+UNIT_KORE_DIR	?= $(BUILD)/kore
+UNIT_TASK_SRCS	:= $(UNIT_TOP)/src/psu/password_task.c \
+		    $(UNIT_TOP)/src/common/passhash.c
+
+$(UNIT_OUT)/test_password_task: $(UNIT_TOP)/tests/unit/test_password_task.c \
+    $(UNIT_TASK_SRCS) $(UNIT_LIB) $(UNIT_KORE_DIR)/.patched
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(UNIT_CFLAGS) -I$(UNIT_TOP)/src \
+	    -I$(UNIT_KORE_DIR)/include/kore -I$(UNIT_KORE_DIR)/obj \
+	    -DKORE_USE_TASKS -o $@ $< $(UNIT_TASK_SRCS) $(UNIT_LDFLAGS) \
+	    $(UNIT_LIB) $(UNIT_LIBS) -largon2 -lpthread
+
 # Runs every test binary with cmocka's TAP output, counts test cases
 # ("ok" / "not ok" lines). A binary that dies without reporting a failed
 # case (sanitizer abort, crash) counts as one failure.

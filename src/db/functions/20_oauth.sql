@@ -340,12 +340,19 @@ $$;
 -- TOTP step of one authorisation request (flow). p_step is the time step
 -- the code matches (NULL: none), fresh or not. A step is accepted once per
 -- PSU; success resets the failures and opens the flow's session, whose id
--- is derived from the flow and the PSU (p_session_hash). The step this
--- flow accepted before, presented again (the same form posted again: a
--- double click, even one racing the first post, or the back button), is
--- a repeat: no failure counted, no second session. result: ok, failed,
--- locked, expired (a repeat whose session has ended: a repeat does not
--- lift the idle timeout).
+-- is derived from the flow and the PSU (p_session_hash). result:
+--   ok       the session was opened now (the caller sends its cookie)
+--   repeat   the step this flow accepted before, presented again (the
+--            same form posted again: a double click, even one racing the
+--            first post, or the back button; or someone else replaying
+--            it): no failure counted, no second session, nothing renewed;
+--            the caller shows the first result only to the browser that
+--            already holds the session
+--   used     the PSU's last accepted step from another form: refused,
+--            no failure counted (it proves nothing and guesses nothing)
+--   expired  a repeat whose session has ended (a repeat does not lift
+--            the idle timeout)
+--   failed, locked
 CREATE OR REPLACE FUNCTION login_totp_flow(p_flow_hash bytea,
     p_psu_id bigint, p_step bigint, p_max_failures integer,
     p_lock_seconds integer, p_session_hash bytea, p_session_idle integer,
@@ -364,11 +371,20 @@ BEGIN
 		    AND locked_until > now()) THEN
 			RETURN 'locked';
 		END IF;
-		IF session_psu(p_session_hash, p_session_idle)
-		    IS DISTINCT FROM p_psu_id THEN
+		IF NOT EXISTS (SELECT 1 FROM web_session
+		    WHERE id_hash = p_session_hash AND subject_kind = 'psu'
+			AND subject_id = p_psu_id AND expires_at > now()) THEN
 			RETURN 'expired';
 		END IF;
-		RETURN 'ok';
+		RETURN 'repeat';
+	END IF;
+	IF p_step IS NOT NULL AND EXISTS (SELECT 1 FROM psu
+	    WHERE id = p_psu_id AND totp_last_step = p_step) THEN
+		INSERT INTO audit_log (actor, action, detail)
+		SELECT 'psu:' || username, 'psu.login_failed',
+		    jsonb_build_object('factor', 'totp', 'outcome', 'used')
+		FROM psu WHERE id = p_psu_id;
+		RETURN 'used';
 	END IF;
 	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM psu
 	    WHERE id = p_psu_id AND totp_last_step < p_step);

@@ -58,7 +58,10 @@ $$;
 -- from the flow and the PSU, so a repeated post opens no second one).
 -- The PSU then authenticates the payment itself on the page (device or
 -- TOTP): one password and one second factor, never a TOTP at login and
--- another for the payment. Returns ok, failed or locked.
+-- another for the payment. Returns ok (opened now), repeat (this form's
+-- login opened it before and it is live: the caller shows the page only
+-- to the browser that holds it), expired (it was, and has ended), failed
+-- or locked.
 CREATE OR REPLACE FUNCTION psu_payment_login(p_psu_id bigint, p_ok boolean,
     p_max_failures integer, p_lock_seconds integer, p_session_hash bytea,
     p_session_idle integer, p_id uuid)
@@ -71,18 +74,25 @@ BEGIN
 	IF r <> 'ok' THEN
 		RETURN r;
 	END IF;
+	-- login_factor holds the PSU's row lock: a racing repeat waits here.
+	IF EXISTS (SELECT 1 FROM web_session WHERE id_hash = p_session_hash) THEN
+		IF EXISTS (SELECT 1 FROM web_session
+		    WHERE id_hash = p_session_hash
+			AND subject_kind = 'psu_payment'
+			AND subject_id = p_psu_id AND payment_id = p_id
+			AND expires_at > now()) THEN
+			RETURN 'repeat';
+		END IF;
+		RETURN 'expired';
+	END IF;
 	INSERT INTO audit_log (actor, action, detail)
 	SELECT 'psu:' || username, 'psu.login', jsonb_build_object('factor',
 	    'password', 'outcome', 'ok', 'payment', p_id)
 	FROM psu WHERE id = p_psu_id;
-	INSERT INTO web_session AS s (id_hash, subject_kind, subject_id,
+	INSERT INTO web_session (id_hash, subject_kind, subject_id,
 	    payment_id, expires_at)
 	VALUES (p_session_hash, 'psu_payment', p_psu_id, p_id,
-	    now() + make_interval(secs => p_session_idle))
-	ON CONFLICT (id_hash) DO UPDATE SET last_seen_at = now(),
-	    expires_at = excluded.expires_at
-	WHERE s.subject_kind = 'psu_payment' AND s.subject_id = p_psu_id
-	    AND s.payment_id = p_id;
+	    now() + make_interval(secs => p_session_idle));
 	RETURN 'ok';
 END;
 $$;

@@ -62,12 +62,20 @@ $$;
 -- TOTP step: p_step the time step the code matches (NULL: none); a step
 -- is accepted once per member. Success resets the failures and opens a
 -- session (p_session_hash, idle p_idle seconds), whose id the service
--- derives from the login form's flow and the member. The same form
--- posted again with the step it was accepted with (a double click, even
--- one racing the first post) finds that session: a repeat, no failure
--- counted, no second session or audit row. result: ok, failed, locked,
--- expired (a repeat whose session has ended: a repeat does not lift the
--- idle timeout).
+-- derives from the login form's flow and the member. result, as of
+-- login_totp_flow:
+--   ok       the session was opened now (the caller sends its cookie)
+--   repeat   the same form posted again with the step it was accepted
+--            with (a double click, even one racing the first post, or a
+--            replay by someone else) finds that session: no failure
+--            counted, no second session or audit row, nothing renewed;
+--            the caller shows the first result only to the browser that
+--            holds the session
+--   used     the member's last accepted step, without that session (from
+--            another form, or after logout): refused, no failure counted
+--   expired  a repeat whose session has ended (a repeat does not lift
+--            the idle timeout)
+--   failed, locked
 CREATE OR REPLACE FUNCTION staff_login_totp(p_staff_id bigint,
     p_step bigint, p_max_failures integer, p_lock_seconds integer,
     p_session_hash bytea, p_idle integer, p_addr text)
@@ -77,20 +85,31 @@ DECLARE
 	r text;
 BEGIN
 	PERFORM 1 FROM staff WHERE id = p_staff_id FOR UPDATE;
-	IF p_step IS NOT NULL AND EXISTS (SELECT 1 FROM web_session w
-	    JOIN staff s ON s.id = w.subject_id
-	    WHERE w.id_hash = p_session_hash AND w.subject_kind = 'staff'
-		AND w.subject_id = p_staff_id
-		AND s.totp_last_step = p_step) THEN
+	IF p_step IS NOT NULL AND EXISTS (SELECT 1 FROM staff
+	    WHERE id = p_staff_id AND totp_last_step = p_step) THEN
+		IF NOT EXISTS (SELECT 1 FROM web_session w
+		    WHERE w.id_hash = p_session_hash
+			AND w.subject_kind = 'staff'
+			AND w.subject_id = p_staff_id) THEN
+			INSERT INTO audit_log (actor, action, detail)
+			SELECT 'staff:' || username, 'staff.login_failed',
+			    jsonb_build_object('factor', 'totp', 'outcome',
+				'used', 'addr', p_addr)
+			FROM staff WHERE id = p_staff_id;
+			RETURN 'used';
+		END IF;
 		IF EXISTS (SELECT 1 FROM staff WHERE id = p_staff_id
 		    AND locked_until > now()) THEN
 			RETURN 'locked';
 		END IF;
-		IF NOT EXISTS (SELECT 1 FROM staff_session(p_session_hash,
-		    p_idle)) THEN
+		IF NOT EXISTS (SELECT 1 FROM web_session w
+		    JOIN staff s ON s.id = w.subject_id
+		    WHERE w.id_hash = p_session_hash
+			AND w.subject_kind = 'staff' AND w.expires_at > now()
+			AND s.status = 'active') THEN
 			RETURN 'expired';
 		END IF;
-		RETURN 'ok';
+		RETURN 'repeat';
 	END IF;
 	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM staff
 	    WHERE id = p_staff_id AND totp_last_step < p_step

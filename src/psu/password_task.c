@@ -3,9 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-
-#include "oauth/password_task.h"
+#include "psu/password_task.h"
 
 static char	password_dummy[PASSHASH_ENCODED_MAX];
 
@@ -28,14 +26,22 @@ password_tasks_init(void)
 	    sizeof(password_dummy)));
 }
 
+/*
+ * The task thread wipes the password itself as soon as it is hashed: the
+ * request may be gone by then (the browser disconnected), and Kore frees
+ * its state without the handler ever polling the task.
+ */
 static int
 password_task_run(struct kore_task *t)
 {
 	struct password_job	*job;
+	int			 match;
 
 	job = (struct password_job *)((char *)t -
 	    offsetof(struct password_job, task));
-	return (passhash_verify(job->encoded, job->password) ? 1 : 0);
+	match = passhash_verify(job->encoded, job->password);
+	explicit_bzero(job->password, sizeof(job->password));
+	return (match ? 1 : 0);
 }
 
 void
@@ -45,6 +51,7 @@ password_job_start(struct password_job *job, struct http_request *req,
 	snprintf(job->encoded, sizeof(job->encoded), "%s",
 	    encoded != NULL ? encoded : password_dummy);
 	snprintf(job->password, sizeof(job->password), "%s", password);
+	job->finished = 0;
 	kore_task_create(&job->task, password_task_run);
 	kore_task_bind_request(&job->task, req);
 	kore_task_run(&job->task);
@@ -68,11 +75,25 @@ password_job_poll(struct password_job *job)
 
 /*
  * Wipes the password once no thread reads it. A task still running when
- * the request goes away is destroyed by Kore itself when it finishes.
+ * the request goes away wipes it itself (password_task_run) and is
+ * destroyed by Kore when it finishes.
  */
 void
 password_job_end(struct password_job *job)
 {
 	if (!job->started || job->finished)
-		OPENSSL_cleanse(job->password, sizeof(job->password));
+		explicit_bzero(job->password, sizeof(job->password));
+}
+
+void
+password_request_wipe(struct http_request *req)
+{
+	struct http_arg	*q;
+
+	TAILQ_FOREACH(q, &req->arguments, list) {
+		if (strcmp(q->name, "password") == 0 && q->s_value != NULL)
+			explicit_bzero(q->s_value, strlen(q->s_value));
+	}
+	if (req->http_body != NULL && req->http_body->data != NULL)
+		explicit_bzero(req->http_body->data, req->http_body->length);
 }

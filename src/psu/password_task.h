@@ -29,7 +29,14 @@ struct password_job {
 void			password_job_start(struct password_job *,
 			    struct http_request *, const char *, const char *);
 enum password_status	password_job_poll(struct password_job *);
+/* Wipes the job's password unless its task still runs (it wipes it). */
 void			password_job_end(struct password_job *);
+/*
+ * Wipes the request's copies of a posted "password" (the form argument
+ * and the body): for the handler's free callback, as Kore frees both
+ * without wiping.
+ */
+void			password_request_wipe(struct http_request *);
 int			password_tasks_init(void);
 
 #endif

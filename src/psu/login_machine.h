@@ -1,0 +1,125 @@
+/*
+ * The one login of PSUs and bank staff: a password, checked in a Kore
+ * task, then a TOTP code, with the same lockout, single-use and session
+ * rules. What differs between the two (tables, SQL functions, pages, the
+ * cookie) is a struct login_kind; the steps are the same:
+ *
+ *	state		its result		next
+ *	LOGIN_LOOKUP	too many logins from	429
+ *			the address
+ *			else (unknown users	the task: LOGIN_PASSWORD
+ *			too)
+ *	LOGIN_PASSWORD	the task's verdict	LOGIN_FACTOR
+ *	LOGIN_FACTOR	ok			the TOTP page (a sealed
+ *						step); or, when the
+ *						kind opens a session
+ *						with the password alone,
+ *						as ok of LOGIN_TOTP
+ *			failed			the login page, 401
+ *			locked			403
+ *	LOGIN_SEED	the sealed seed		LOGIN_TOTP
+ *	LOGIN_TOTP	ok			session cookie, the
+ *						kind's next page (a
+ *						query first: LOGIN_AFTER)
+ *			repeat (this form's	the browser holding that
+ *			login opened the	session: the next page,
+ *			session before)		no cookie; others: as
+ *						used
+ *			used (a code used	the TOTP page, 401; no
+ *			already)		failure counted (a
+ *						password session: its
+ *						page, without a cookie:
+ *						it asks for a login)
+ *			failed			the TOTP page, 401
+ *			locked			403
+ *			expired (a repeat	the kind's expired page
+ *			whose session ended)
+ *	LOGIN_AFTER	the kind's query	the kind's page
+ *
+ * A session id is derived from the login form's flow and the subject
+ * (forms_flow_secret), so a repeated post names the session the first
+ * one opened; it is sent as a cookie only by the post that opened it.
+ */
+#ifndef PSD2_LOGIN_MACHINE_H
+#define PSD2_LOGIN_MACHINE_H
+
+#include <stdint.h>
+
+#include "api/peer.h"
+#include "db/db.h"
+#include "psu/password_task.h"
+#include "web/forms.h"
+
+struct http_request;
+
+enum login_state {
+	LOGIN_LOOKUP,
+	LOGIN_PASSWORD,
+	LOGIN_FACTOR,
+	LOGIN_SEED,
+	LOGIN_TOTP,
+	LOGIN_AFTER
+};
+
+/* What a kind's page hook did after a session: answered, or queried. */
+enum login_after {
+	LOGIN_ANSWERED,
+	LOGIN_QUERIED
+};
+
+/* One login request in progress (the handler's http_state). */
+struct login {
+	const struct login_kind	*kind;
+	enum login_state	 state;
+	struct form_state	 fs;
+	struct db_query		 q;
+	struct password_job	 pw;
+	long long		 subject_id;	/* 0: unknown user */
+	int			 password_ok;
+	int			 password_session;
+	char			 addr[PEER_ADDR_MAX];
+	/* What a password session is for (a payment id). */
+	char			 scope[40];
+	char			 session[37];
+	uint8_t			 session_digest[32];
+	uint8_t			 flow_digest[32];
+};
+
+struct login_kind {
+	/* "psu", "staff": the TOTP seal context. */
+	const char	*subject;
+	const char	*step_name;	/* the sealed "password passed" step */
+	const char	*session_name;	/* forms_flow_secret purpose */
+	const char	*cookie;
+	const char	*cookie_path;
+	const char	*csrf_error;	/* text key of a refused form */
+	const char	*metrics;	/* metrics_sca kind of TOTP outcomes,
+					   or NULL */
+	const char	*sql_lookup;	/* username, address, rate: rate_ok,
+					   id, password hash */
+	int		(*cookie_age)(void);
+	/*
+	 * Starts the password outcome query (ok, failed, locked; with
+	 * lg->password_session set, repeat and expired too and a session).
+	 */
+	void		(*factor)(struct http_request *, struct login *);
+	/* Starts the seed query: name, sealed seed, the flow's step or NULL. */
+	void		(*seed)(struct http_request *, struct login *);
+	/* Starts the TOTP outcome query for a time step (-1: none). */
+	void		(*totp)(struct http_request *, struct login *,
+			    long long);
+	void		(*login_page)(struct http_request *, struct login *,
+			    int, const char *);
+	void		(*otp_page)(struct http_request *, struct login *,
+			    int, const char *, const char *);
+	void		(*expired)(struct http_request *, struct login *);
+	/* The page after a session opened; LOGIN_QUERIED goes on in after. */
+	enum login_after (*done)(struct http_request *, struct login *);
+	void		(*after)(struct http_request *, struct login *);
+};
+
+/* The handlers of the password form and of the TOTP form (Kore results). */
+int	login_password(struct http_request *, const struct login_kind *);
+int	login_totp(struct http_request *, const struct login_kind *);
+
+#endif
