@@ -746,6 +746,39 @@ wait_pending_raw(struct fw *fw, int want)
 }
 
 /*
+ * What a dead device reports (4.4): INFO with 0 PIN and 0 PUK tries,
+ * ERROR PIN_LOCKED to every CONFIRM, PING and CANCEL answered as usual;
+ * PINs and PUKs are refused and not counted.
+ */
+static void
+dead_device_reports(struct t *t, libusb_device_handle *h)
+{
+	uint8_t			buf[DEV_FRAME_MAX + 64], id[DEV_CHALLENGE_LEN];
+	struct dev_frame	f;
+	struct dev_info		in;
+	struct dev_confirm	c;
+
+	raw_send(h, DEV_MSG_INFO, 0x30, NULL, 0);
+	assert_true(raw_recv(h, buf, &f, 2000));
+	assert_int_equal(f.type, DEV_MSG_INFO_ANSWER);
+	assert_int_equal(dev_info_decode(f.payload, f.len, &in), DEV_OK);
+	assert_int_equal(in.pin_tries, 0);
+	assert_int_equal(in.puk_tries, 0);
+	devtest_confirm(&c, 30);
+	raw_confirm(h, 0x31, &c);
+	raw_expect_error(h, 0x31, DEV_ERR_PIN_LOCKED);
+	assert_int_equal(fw_pending(t->fw), 0);
+	raw_send(h, DEV_MSG_PING, 0x32, (const uint8_t *)"ok", 2);
+	assert_true(raw_recv(h, buf, &f, 2000));
+	assert_int_equal(f.type, DEV_MSG_PONG);
+	memcpy(id, c.challenge, sizeof(id));
+	raw_send(h, DEV_MSG_CANCEL, 0x33, id, sizeof(id));
+	raw_expect_error(h, 0x33, DEV_ERR_NOT_PENDING);
+	assert_int_equal(fw_pin(t->fw, FW_DEFAULT_PIN), FW_PIN_DEAD);
+	assert_int_equal(fw_pin_tries(t->fw), 0);
+}
+
+/*
  * Knowledge: the confirm button needs the PIN; a correct PIN resets the
  * retry counter; the fifth wrong one in a row locks the device, ends the
  * challenge with ERROR PIN_LOCKED, and survives a power cycle. Staff
@@ -781,6 +814,13 @@ test_pin_retry_counter(void **state)
 	assert_non_null(strstr(disp, "WRONG PIN, 1 TRIES LEFT [decline]"));
 	assert_int_equal(fw_pin(t->fw, FW_DEFAULT_PIN), FW_PIN_OK);
 	assert_int_equal(fw_pin_tries(t->fw), DEV_PIN_TRIES);
+	/* Once right, the keypad takes nothing more for this challenge:
+	 * a wrong PIN now is not counted (4.4, corner cases). */
+	assert_int_equal(fw_pin(t->fw, "9999"), FW_PIN_NOTHING);
+	assert_int_equal(fw_pin_tries(t->fw), DEV_PIN_TRIES);
+	/* A PUK while the PIN is not locked: not taken, PIN unchanged. */
+	assert_int_equal(fw_unlock(t->fw, FW_DEFAULT_PUK, "4321"),
+	    FW_PIN_NOTHING);
 	assert_int_equal(fw_press(t->fw), 0);
 	raw_expect_result(h, 0x20, &r);
 	assert_int_equal(devsig_approval_verify(pub, &c, r.counter, r.sig,
@@ -835,6 +875,7 @@ test_pin_retry_counter(void **state)
 	    FW_PIN_DEAD);
 	fw_display(t->fw, disp, sizeof(disp));
 	assert_true(strncmp(disp, "DEAD EMU0001", 12) == 0);
+	dead_device_reports(t, h);
 	libusb_close(h);
 }
 

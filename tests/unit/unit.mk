@@ -37,10 +37,12 @@ UNIT_LDFLAGS	+= $(UNIT_SANFLAGS)
 endif
 
 UNIT_SRCS	:= $(addprefix $(UNIT_TOP)/src/common/, crypto.c encoding.c \
-		    totp.c keyring.c secretbox.c sealed.c money.c httpdate.c) \
+		    totp.c keyring.c secretbox.c sealed.c money.c httpdate.c \
+		    textrule.c) \
 		    $(addprefix $(UNIT_TOP)/src/web/, template.c i18n_pick.c)
-# The device's display table, checked against the service's currencies.
-UNIT_DEVICE_SRCS := $(UNIT_TOP)/device/devcur.c
+# The device's display table, checked against the service's currencies;
+# the payee names' character set, which textrule.c applies to all text.
+UNIT_DEVICE_SRCS := $(UNIT_TOP)/device/devcur.c $(UNIT_TOP)/device/devtext.c
 UNIT_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/obj/%.o,$(UNIT_SRCS)) \
 		    $(patsubst $(UNIT_TOP)/device/%.c,$(UNIT_OUT)/obj/device/%.o, \
 		    $(UNIT_DEVICE_SRCS))
@@ -90,8 +92,9 @@ UNIT_FUZZ_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 UNIT_FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 \
 		    -I$(UNIT_TOP)/src/common -I$(UNIT_TOP)/src/web \
 		    $(UNIT_FUZZ_SAN)
+# textrule.c needs the device's devtext.c, which the harnesses do not link.
 UNIT_FUZZ_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/fuzzobj/%.o, \
-		    $(UNIT_SRCS))
+		    $(filter-out %/textrule.c,$(UNIT_SRCS)))
 UNIT_FUZZ_SRCS	:= $(sort $(wildcard $(UNIT_TOP)/tests/fuzz/fuzz_*.c))
 UNIT_FUZZ_BINS	:= $(patsubst $(UNIT_TOP)/tests/fuzz/%.c,$(UNIT_OUT)/fuzz/%, \
 		    $(UNIT_FUZZ_SRCS))
