@@ -312,7 +312,7 @@ def test_remittance_stored_nfc(api, db, plain_payer):
     row = sql1(db, "SELECT remittance FROM payment WHERE id = %s",
                r.json()["paymentId"])
     # The display rules are the payee name's only: digits stay allowed.
-    assert row == ("Ren\u00e9 12345, 9.99",)
+    assert row == "Ren\u00e9 12345, 9.99"
 
 
 def test_tpp_name_keeps_the_text_rule():
