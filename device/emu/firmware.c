@@ -94,6 +94,23 @@ fw_iban_groups(const char *iban, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* One log line per display change: its lines joined by " / ". */
+static void
+fw_log_display(struct fw *fw)
+{
+	const char	*p;
+
+	printf("emu %s display: ", fw->serial);
+	for (p = fw->display; *p != '\0'; p++) {
+		if (*p == '\n')
+			fputs(" / ", stdout);
+		else
+			putchar(*p);
+	}
+	putchar('\n');
+	fflush(stdout);
+}
+
 /*
  * Caller holds fw->lock. The emulated display has four lines, each field
  * on its own line after its label and the prompt last (PROTOCOL.md
@@ -126,10 +143,8 @@ fw_show(struct fw *fw)
 		snprintf(fw->display, sizeof(fw->display), "READY %s KEY %s",
 		    fw->serial, fpr);
 	}
-	if (fw->verbose) {
-		printf("emu %s display: %s\n", fw->serial, fw->display);
-		fflush(stdout);
-	}
+	if (fw->verbose)
+		fw_log_display(fw);
 }
 
 static int

@@ -608,6 +608,14 @@ test_payee_display_rules(void **state)
 	expect_name("3M Deutschland GmbH", DEVTEXT_OK, "3M Deutschland GmbH");
 	expect_name("Studio 54, Bar", DEVTEXT_OK, "Studio 54, Bar");
 	expect_name("AB 12 GmbH", DEVTEXT_OK, "AB 12 GmbH");
+	/* PROTOCOL.md section 9's table of names, row by row. */
+	expect_name("Muster GmbH IBAN GB82 WEST", DEVTEXT_LABEL, NULL);
+	expect_name("\xc4\xb1" "BAN Muster", DEVTEXT_LABEL, NULL);
+	expect_name("Muster DE89", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster 9.99 EUR", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster 12345", DEVTEXT_NUMBER, NULL);
+	expect_name("IBAN  DE89", DEVTEXT_SPACE, NULL);
+	expect_name("Ibanez & Pinto", DEVTEXT_OK, "Ibanez & Pinto");
 	/* The device's check is the same rule. */
 	assert_false(devtext_payee_ok("Muster IBAN", 11));
 	assert_false(devtext_payee_ok("Muster DE89", 11));
