@@ -11,8 +11,9 @@
 
 #include <stddef.h>
 
-/* The longest name staff may give a TPP (PSUs read it when they consent). */
-#define TEXTRULE_TPP_NAME_MAX	140
+/* The longest name staff or the operator give a TPP, a person or an
+ * account (PSUs read a TPP's when they consent, staff read them all). */
+#define TEXTRULE_NAME_MAX	140
 
 /* Longest error sentence textrule_error() writes, with its NUL. */
 #define TEXTRULE_ERROR_MAX	96

@@ -33,6 +33,7 @@ int		 ctl_client_add(PGconn *, const char *, const char *,
 /* Legacy client secret rows to the keyed form (NULL: all); count or -1. */
 int		 ctl_client_rehash(PGconn *, const char *);
 /* Adds a PSU or staff member ("psu"/"staff"); totp_b32 NULL generates one. */
+int		 ctl_name_ok(const char *, const char *, char *, size_t);
 int		 ctl_person_add(PGconn *, const char *, const char *,
 		    const char *, const char *, const char *);
 int		 ctl_account_add(PGconn *, const char *, const char *,

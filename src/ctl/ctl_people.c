@@ -19,6 +19,7 @@
 #include "common/passhash.h"
 #include "common/secretbox.h"
 #include "common/settings.h"
+#include "common/textrule.h"
 #include "ctl/ctl.h"
 
 #define OPT_MAX		16
@@ -139,6 +140,26 @@ ctl_random_text(char *out, size_t bytes)
 	base64url_encode(raw, bytes, out, BASE64URL_ENCODED_LEN(bytes) + 1);
 }
 
+/*
+ * A name people read (TPP, person, account): the rule for such text
+ * (src/common/textrule.h), its NFC form in out (2 * TEXTRULE_NAME_MAX + 1
+ * bytes). -1, said on stderr, if it breaks the rule.
+ */
+int
+ctl_name_ok(const char *what, const char *in, char *out, size_t len)
+{
+	char	why[TEXTRULE_ERROR_MAX];
+	size_t	n;
+	int	rc;
+
+	if ((rc = textrule_check(in, strlen(in), TEXTRULE_NAME_MAX, out, len,
+	    &n)) == 0)
+		return (0);
+	textrule_error(rc, TEXTRULE_NAME_MAX, why, sizeof(why));
+	fprintf(stderr, "psd2ctl: %s %s\n", what, why);
+	return (-1);
+}
+
 int
 ctl_person_add(PGconn *db, const char *kind, const char *username,
     const char *display, const char *password, const char *totp_b32)
@@ -148,9 +169,13 @@ ctl_person_add(PGconn *db, const char *kind, const char *username,
 	uint8_t		 seed[64];
 	char		 b32[128], pw[64], hash[PASSHASH_ENCODED_MAX];
 	char		 box[512], aad[256], sql[256];
+	char		 nfc[2 * TEXTRULE_NAME_MAX + 1];
 	const char	*params[4];
 	int		 seedlen;
 
+	if (ctl_name_ok("the name", display ? display : username, nfc,
+	    sizeof(nfc)) == -1)
+		return (1);
 	if (password == NULL) {
 		ctl_random_text(pw, 12);
 		password = pw;
@@ -182,7 +207,7 @@ ctl_person_add(PGconn *db, const char *kind, const char *username,
 	OPENSSL_cleanse(seed, sizeof(seed));
 	keyring_clear(&kr);
 	params[0] = username;
-	params[1] = display ? display : username;
+	params[1] = nfc;
 	params[2] = hash;
 	params[3] = box;
 	snprintf(sql, sizeof(sql), "INSERT INTO %s (username, display_name, "
@@ -271,9 +296,12 @@ ctl_account_add(PGconn *db, const char *username, const char *iban,
     const char *currency, const char *name, const char *resource_id)
 {
 	PGresult	*res;
-	char		 rid[37];
+	char		 rid[37], nfc[2 * TEXTRULE_NAME_MAX + 1];
 	const char	*params[5];
 
+	if (name != NULL && ctl_name_ok("the account name", name, nfc,
+	    sizeof(nfc)) == -1)
+		return (1);
 	if (resource_id == NULL) {
 		if (crypto_uuid(rid) == -1)
 			return (1);
@@ -282,7 +310,7 @@ ctl_account_add(PGconn *db, const char *username, const char *iban,
 	params[0] = resource_id;
 	params[1] = username;
 	params[2] = iban;
-	params[3] = name;
+	params[3] = name != NULL ? nfc : NULL;
 	params[4] = currency;
 	res = ctl_exec(db, "INSERT INTO account (resource_id, psu_id, iban, "
 	    "name, holder_name, currency) SELECT $1, id, $3, $4, display_name, "

@@ -100,18 +100,11 @@ ctl_client_add(PGconn *db, const char *name, const char *org_id,
 	char		 gen_secret[64], gen_id[37], array[4096], ttl[16];
 	char		 hash_hex[65], salt_hex[2 * CLIENT_SECRET_SALT_LEN + 1];
 	const char	*params[9], *key_id;
-	char		 nfc[2 * TEXTRULE_TPP_NAME_MAX + 1];
-	char		 why[TEXTRULE_ERROR_MAX];
-	size_t		 nfclen;
-	int		 rc;
+	char		 nfc[2 * TEXTRULE_NAME_MAX + 1];
 
 	/* PSUs read the name when they consent: the rule for such text. */
-	if ((rc = textrule_check(name, strlen(name), TEXTRULE_TPP_NAME_MAX,
-	    nfc, sizeof(nfc), &nfclen)) != 0) {
-		textrule_error(rc, TEXTRULE_TPP_NAME_MAX, why, sizeof(why));
-		fprintf(stderr, "psd2ctl: the TPP name %s\n", why);
+	if (ctl_name_ok("the TPP name", name, nfc, sizeof(nfc)) == -1)
 		return (1);
-	}
 	if (secret != NULL && *secret == '\0') {
 		fprintf(stderr, "psd2ctl: the client secret must not be "
 		    "empty\n");

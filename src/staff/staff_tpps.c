@@ -47,7 +47,7 @@ tpp_name(struct http_request *req, char *out, size_t len)
 	const char	*v = tpp_arg(req, "name");
 	size_t		 n;
 
-	if (v == NULL || textrule_check(v, strlen(v), TEXTRULE_TPP_NAME_MAX,
+	if (v == NULL || textrule_check(v, strlen(v), TEXTRULE_NAME_MAX,
 	    out, len, &n) != 0)
 		return (NULL);
 	return (out);
@@ -228,7 +228,7 @@ tpp_act_query(struct http_request *req, struct staff_page *p)
 {
 	const char	*op = tpp_arg(req, "op");
 	char		 actor[STAFF_USERNAME_MAX + 8];
-	char		 name[2 * TEXTRULE_TPP_NAME_MAX + 1];
+	char		 name[2 * TEXTRULE_NAME_MAX + 1];
 
 	staff_page_actor(p, actor, sizeof(actor));
 	if (op != NULL && tpp_arg(req, "org_id") != NULL) {

@@ -315,11 +315,27 @@ def test_remittance_stored_nfc(api, db, plain_payer):
     assert row == "Ren\u00e9 12345, 9.99"
 
 
-def test_tpp_name_keeps_the_text_rule():
-    """psd2ctl refuses a TPP name a PSU could misread on the consent page."""
-    with pytest.raises(CtlError):
+def test_names_keep_the_text_rule(db):
+    """psd2ctl refuses a TPP, person or account name people could misread
+    (the consent page, the staff pages, AIS); nothing is stored."""
+    with pytest.raises(CtlError) as e:
         make_client(name="Good Bank \u202eKNAB LIVE")
+    assert "the TPP name contains a character that is not allowed" in str(
+        e.value)
     assert make_client(name="Zo\u00eb's TPP 2024")
+    user = psd2lib.unique("psu")
+    p = psd2lib.psd2ctl("psu", "add", user, "--password", "pw-12345678",
+                        "--name", "Anna\u200bSchmidt", check=False)
+    assert p.returncode != 0 and "the name contains a character" in p.stderr
+    assert sql1(db, "SELECT count(*) FROM psu WHERE username = %s",
+                user) == 0
+    psd2lib.psd2ctl("psu", "add", user, "--password", "pw-12345678",
+                    "--name", "Anna Schmidt")
+    p = psd2lib.psd2ctl("account", "add", user, psd2lib.random_iban("DE"),
+                        "EUR", "Giro\u2066konto", check=False)
+    assert p.returncode != 0 and "the account name" in p.stderr
+    assert sql1(db, "SELECT count(*) FROM account a JOIN psu p ON "
+                "p.id = a.psu_id WHERE p.username = %s", user) == 0
 
 
 def test_longest_name_and_remittance(api, db, plain_payer):
