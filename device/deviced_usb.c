@@ -221,6 +221,12 @@ on_info(struct devusb *u, void *arg, enum devusb_status st,
 			d->state = US_DEAD;
 		return;
 	}
+	if (!devsig_pubkey_valid(in.pubkey)) {
+		devd_log("device %s: INFO public key is not a point on P-256; "
+		    "device not used", d->serial);
+		d->state = US_DEAD;
+		return;
+	}
 	if (find_serial(d->serial) != NULL) {
 		devd_log("device %s: a device with this serial is already "
 		    "attached here; ignoring the second", d->serial);
@@ -233,9 +239,10 @@ on_info(struct devusb *u, void *arg, enum devusb_status st,
 	d->announced = 1;
 	d->state = US_IDLE;
 	devd_log("device %s arrived: model %s firmware %s counter %u%s "
-	    "PIN tries %u%s attestation %s", d->serial, in.model, in.firmware,
-	    in.counter, in.counter == UINT32_MAX ? " (exhausted)" : "",
-	    in.pin_tries, in.pin_tries == 0 ? " (locked)" : "",
+	    "PIN tries %u%s PUK tries %u%s attestation %s", d->serial,
+	    in.model, in.firmware, in.counter, in.counter == UINT32_MAX ?
+	    " (exhausted)" : "", in.pin_tries, in.pin_tries == 0 ?
+	    " (locked)" : "", in.puk_tries, in.puk_tries == 0 ? " (dead)" : "",
 	    m->attest_ok ? "valid" : "INVALID");
 	dqueue_push(U.to_main, m);
 }
@@ -253,6 +260,10 @@ confirm_answer(struct udev *d, const struct dev_frame *f)
 		    dev_error_decode(f->payload, f->len, &e) == DEV_OK ?
 		    dev_error_name(e.code) : "malformed error");
 		report(DM_FAILED, d, why);
+		/* After CONFLICT the device still shows the first content,
+		 * which the PSU could approve for a payment already ended:
+		 * every refused CONFIRM is followed by a CANCEL (5.3). */
+		send_cancel(d, 0);
 		return;
 	}
 	if (f->type != DEV_MSG_RESULT ||

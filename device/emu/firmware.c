@@ -95,10 +95,28 @@ fw_iban_groups(const char *iban, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* One log line per display change: its lines joined by " / ". */
+static void
+fw_log_display(struct fw *fw)
+{
+	const char	*p;
+
+	printf("emu %s display: ", fw->serial);
+	for (p = fw->display; *p != '\0'; p++) {
+		if (*p == '\n')
+			fputs(" / ", stdout);
+		else
+			putchar(*p);
+	}
+	putchar('\n');
+	fflush(stdout);
+}
+
 /*
- * Caller holds fw->lock. The emulated display is one line wide enough
- * for everything (a 70-byte name, the longest IBAN); a real device with
- * a narrow display scrolls (PROTOCOL.md 5.3.3).
+ * Caller holds fw->lock. The emulated display has four lines, each field
+ * on its own line after its label and the prompt last (PROTOCOL.md
+ * 5.3.3): a name never contains a line break or a label (5.3.2), so no
+ * field can pass for another. Each line is wide enough for its field.
  */
 static void
 fw_show(struct fw *fw)
@@ -112,7 +130,7 @@ fw_show(struct fw *fw)
 		    fw->confirm.currency, amount, sizeof(amount));
 		fw_iban_groups(fw->confirm.payee_iban, iban, sizeof(iban));
 		snprintf(fw->display, sizeof(fw->display),
-		    "PAY %s TO %s IBAN %s ? %s", amount,
+		    "AMOUNT %s\nPAYEE %s\nIBAN %s\n%s", amount,
 		    fw->confirm.payee_name, iban, fw->uv ?
 		    "PIN OK [confirm|decline]" : fw->prompt);
 	} else if (fw_dead(fw)) {
@@ -126,10 +144,8 @@ fw_show(struct fw *fw)
 		snprintf(fw->display, sizeof(fw->display), "READY %s KEY %s",
 		    fw->serial, fpr);
 	}
-	if (fw->verbose) {
-		printf("emu %s display: %s\n", fw->serial, fw->display);
-		fflush(stdout);
-	}
+	if (fw->verbose)
+		fw_log_display(fw);
 }
 
 static int
@@ -581,6 +597,10 @@ fw_info(struct fw *fw, const struct dev_frame *f)
 	snprintf(in.model, sizeof(in.model), "%s", FW_MODEL);
 	snprintf(in.firmware, sizeof(in.firmware), "%s", FW_VERSION);
 	memcpy(in.pubkey, fw->pub, DEV_PUBKEY_LEN);
+	/* Flipping y's last bit gives y + 1 or y - 1; x has only y and p - y
+	 * on the curve, and p - y is neither for the emulator's keys. */
+	if (fw->fault == FW_FAULT_BAD_KEY)
+		in.pubkey[DEV_PUBKEY_LEN - 1] ^= 0x01;
 	in.counter = fw->counter;
 	in.pin_tries = (uint8_t)(DEV_PIN_TRIES - fw->pin_fails);
 	in.puk_tries = (uint8_t)(DEV_PUK_TRIES - fw->puk_fails);
@@ -816,6 +836,7 @@ fw_fault_parse(const char *s, enum fw_fault *out)
 		{ "busy", FW_FAULT_BUSY },
 		{ "badattest", FW_FAULT_BAD_ATTEST },
 		{ "nouv", FW_FAULT_NO_UV },
+		{ "badkey", FW_FAULT_BAD_KEY },
 	};
 	size_t	i;
 

@@ -16,8 +16,8 @@
 #include "devframe.h"
 
 #define FW_MODEL		"PSD2-AUTH-EMU"
-#define FW_VERSION		"2.0.0"
-#define FW_DISPLAY_MAX		256
+#define FW_VERSION		"3.0.0"
+#define FW_DISPLAY_MAX		320
 /* Sandbox and test secrets of a new emulated device (README.md). */
 #define FW_DEFAULT_PIN		"1234"
 #define FW_DEFAULT_PUK		"12345678"
@@ -32,8 +32,9 @@ enum fw_fault {
 	FW_FAULT_REPEAT_COUNTER,/* signs with its previous counter */
 	FW_FAULT_BUSY,		/* answers every CONFIRM with BUSY */
 	FW_FAULT_BAD_ATTEST,	/* attestation not from the manufacturer */
-	FW_FAULT_NO_UV		/* approves without a PIN, signs without UV,
+	FW_FAULT_NO_UV,		/* approves without a PIN, signs without UV,
 				 * and its RESULT claims UV all the same */
+	FW_FAULT_BAD_KEY	/* INFO's public key is not a P-256 point */
 };
 
 /* fw_pin() and fw_unlock() results. */

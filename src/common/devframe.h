@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DEV_PROTO_VERSION	0x02	/* version 1 is withdrawn */
+#define DEV_PROTO_VERSION	0x03	/* versions 1 and 2 are withdrawn */
 #define DEV_HDR_LEN		6
 #define DEV_FRAME_MAX		1024
 #define DEV_PAYLOAD_MAX		(DEV_FRAME_MAX - DEV_HDR_LEN)

@@ -13,6 +13,7 @@
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 
+#include "devcur.h"
 #include "devsig.h"
 
 struct enc {
@@ -78,14 +79,19 @@ devsig_confirm_encode(const struct dev_confirm *c, uint8_t outcome,
     uint8_t flags, uint32_t counter, uint8_t *out, size_t outlen)
 {
 	struct enc	e = { out, outlen, 0, 0 };
+	int		minor;
 
-	if (strlen(c->currency) != 3)
+	/* The minor units the amount was shown with are signed too, so a
+	 * table that disagrees with the service's never verifies. */
+	if (strlen(c->currency) != 3 ||
+	    (minor = devcur_minor_units(c->currency)) < 0)
 		return (0);
 	enc_bytes(&e, DEVSIG_CONFIRM_DOMAIN, sizeof(DEVSIG_CONFIRM_DOMAIN));
 	enc_bytes(&e, c->challenge, DEV_CHALLENGE_LEN);
 	enc_bytes(&e, c->nonce, DEV_NONCE_LEN);
 	enc_be(&e, c->amount_minor, 8);
 	enc_bytes(&e, c->currency, 3);
+	enc_be(&e, (uint64_t)minor, 1);
 	enc_str(&e, c->payee_name, DEV_PAYEE_NAME_MAX);
 	enc_str(&e, c->payee_iban, DEV_IBAN_MAX);
 	enc_be(&e, outcome, 1);
@@ -283,6 +289,17 @@ devsig_sign(EVP_PKEY *pk, const uint8_t *msg, size_t len, uint8_t *sig,
 		return (-1);
 	*siglen = n;
 	return (sig_low_s(sig, siglen));
+}
+
+int
+devsig_pubkey_valid(const uint8_t pubkey[DEV_PUBKEY_LEN])
+{
+	EVP_PKEY	*pk;
+
+	if ((pk = devsig_pubkey_from_raw(pubkey)) == NULL)
+		return (0);
+	EVP_PKEY_free(pk);
+	return (1);
 }
 
 int

@@ -17,9 +17,10 @@
 
 #include "devframe.h"
 
-/* Confirmations: version 2 (flags, PIN); version 1 is refused. The
- * attestation encoding is unchanged and keeps its V1 name. */
-#define DEVSIG_CONFIRM_DOMAIN	"PSD2GATE-DEVICE-CONFIRM-V2"
+/* Confirmations: version 3 (flags, PIN, minor units); versions 1 and 2
+ * are refused. The attestation encoding is unchanged and keeps its V1
+ * name. */
+#define DEVSIG_CONFIRM_DOMAIN	"PSD2GATE-DEVICE-CONFIRM-V3"
 #define DEVSIG_ATTEST_DOMAIN	"PSD2GATE-DEVICE-ATTEST-V1"
 #define DEVSIG_ENCODING_MAX	256
 #define DEVSIG_FPR_LEN		39	/* "XXXX XXXX ... XXXX", 8 groups */
@@ -69,6 +70,8 @@ void	devsig_free_cas(EVP_PKEY **cas, size_t n);
 /* Raw keys: 65-byte uncompressed P-256 points. */
 EVP_PKEY	*devsig_pubkey_from_raw(const uint8_t pubkey[DEV_PUBKEY_LEN]);
 int		 devsig_pubkey_raw(EVP_PKEY *, uint8_t pubkey[DEV_PUBKEY_LEN]);
+/* 1 if pubkey is 0x04 || X || Y and (X, Y) a point on P-256 (5.2). */
+int		 devsig_pubkey_valid(const uint8_t pubkey[DEV_PUBKEY_LEN]);
 /* Strict DER required (any S: attestations are made by vendors' CAs). */
 int		 devsig_verify(EVP_PKEY *, const uint8_t *msg, size_t len,
 		    const uint8_t *sig, size_t siglen);

@@ -102,20 +102,148 @@ spacing_ok(const char *s, size_t n)
 	return (1);
 }
 
+#define NFOLDS	(sizeof(devtext_folds) / sizeof(devtext_folds[0]))
+
+static int	map_cmp(const void *, const void *);
+
+/*
+ * What a character reads as: an ASCII letter as its upper case, a letter
+ * or digit of the set above U+007F as the ASCII letter or digit it reads
+ * as (devtext_folds: "Í" and "ı" as "I", "²" as "2"), anything else as
+ * itself.
+ */
+static uint32_t
+fold(uint32_t cp)
+{
+	const struct devtext_map	*m;
+
+	if (cp >= 'a' && cp <= 'z')
+		return (cp - 'a' + 'A');
+	if (cp < 0x80)
+		return (cp);
+	m = bsearch(&cp, devtext_folds, NFOLDS, sizeof(devtext_folds[0]),
+	    map_cmp);
+	return (m != NULL ? m->to : cp);
+}
+
+static int
+is_digit(uint32_t f)
+{
+	return (f >= '0' && f <= '9');
+}
+
+static int
+is_letter(uint32_t f)
+{
+	return (f >= 'A' && f <= 'Z');
+}
+
+/* A word is a maximal run of these (folded): letters, digits, and the
+ * set's other characters from U+00C0 on but the signs U+00D7 and U+00F7. */
+static int
+word_char(uint32_t f)
+{
+	return (is_digit(f) || is_letter(f) || (f >= 0xc0 && f != 0xd7 &&
+	    f != 0xf7));
+}
+
+/* The words a version 3 display shows around the payee's name. */
+static const char *const devtext_labels[] = {
+	"AMOUNT", "IBAN", "PAY", "PAYEE", "PIN"
+};
+
+static int
+word_is_label(const uint32_t *w, size_t n)
+{
+	size_t	i, k;
+
+	for (i = 0; i < sizeof(devtext_labels) / sizeof(devtext_labels[0]);
+	    i++) {
+		if (strlen(devtext_labels[i]) != n)
+			continue;
+		for (k = 0; k < n && w[k] == (uint32_t)devtext_labels[i][k];
+		    k++)
+			;
+		if (k == n)
+			return (1);
+	}
+	return (0);
+}
+
+static int
+labels_ok(const uint32_t *f, size_t n)
+{
+	size_t	i = 0, start;
+
+	while (i < n) {
+		if (!word_char(f[i])) {
+			i++;
+			continue;
+		}
+		for (start = i; i < n && word_char(f[i]); i++)
+			;
+		if (word_is_label(f + start, i - start))
+			return (0);
+	}
+	return (1);
+}
+
+/*
+ * No run that reads as an IBAN or an amount: at most 4 digits in all,
+ * no word that starts like an IBAN (two letters, two digits), no '.' or
+ * ',' between two digits.
+ */
+static int
+numbers_ok(const uint32_t *f, size_t n)
+{
+	size_t	i, digits = 0;
+
+	for (i = 0; i < n; i++) {
+		if (is_digit(f[i]) && ++digits > DEVTEXT_DIGITS_MAX)
+			return (0);
+		if ((f[i] == '.' || f[i] == ',') && i > 0 && i + 1 < n &&
+		    is_digit(f[i - 1]) && is_digit(f[i + 1]))
+			return (0);
+		if ((i == 0 || !word_char(f[i - 1])) && i + 3 < n &&
+		    is_letter(f[i]) && is_letter(f[i + 1]) &&
+		    is_digit(f[i + 2]) && is_digit(f[i + 3]))
+			return (0);
+	}
+	return (1);
+}
+
+/* The display rules of a payee name (5.3.2), after the text rule. */
+static int
+payee_rules(const uint32_t *cps, size_t n)
+{
+	uint32_t	f[DEVTEXT_PAYEE_MAX];
+	size_t		i;
+
+	/* Called on at most 70 bytes, so at most 70 characters. */
+	for (i = 0; i < n && i < DEVTEXT_PAYEE_MAX; i++)
+		f[i] = fold(cps[i]);
+	if (!labels_ok(f, i))
+		return (DEVTEXT_LABEL);
+	if (!numbers_ok(f, i))
+		return (DEVTEXT_NUMBER);
+	return (DEVTEXT_OK);
+}
+
 int
 devtext_payee_ok(const char *utf8, size_t len)
 {
 	const unsigned char	*s = (const unsigned char *)utf8;
-	size_t			 i = 0;
-	uint32_t		 cp;
+	uint32_t		 cps[DEVTEXT_PAYEE_MAX];
+	size_t			 i = 0, n = 0;
 
 	if (utf8 == NULL || len < 1 || len > DEVTEXT_PAYEE_MAX)
 		return (0);
 	while (i < len) {
-		if (utf8_next(s, len, &i, &cp) != 0 || !allowed(cp))
+		if (utf8_next(s, len, &i, &cps[n]) != 0 || !allowed(cps[n]))
 			return (0);
+		n++;
 	}
-	return (spacing_ok(utf8, len));
+	return (spacing_ok(utf8, len) && payee_rules(cps, n) == DEVTEXT_OK);
 }
 
 static int
@@ -187,26 +315,41 @@ normalize(const unsigned char *s, size_t n, uint32_t *cps, size_t *ncps)
 	return (DEVTEXT_OK);
 }
 
-int
-devtext_payee_normalize(const char *in, size_t inlen, char *out,
-    size_t outlen, size_t *outn)
+/*
+ * The text rule: NFC, every character in the set, 1..maxchars
+ * characters whose UTF-8 fits out (outlen - 1 bytes), spacing. The
+ * first failing check decides, in this order: the input's length
+ * (LENGTH), then left to right each character (UTF8, or CHAR after
+ * composition), then the length after NFC (LENGTH), then spacing (SPACE).
+ */
+static int
+text_normalize(const char *in, size_t inlen, size_t maxchars, uint32_t *cps,
+    size_t *ncps, char *buf, size_t *o)
 {
-	uint32_t	cps[DEVTEXT_INPUT_MAX];
-	char		buf[2 * DEVTEXT_INPUT_MAX];
-	size_t		ncps = 0, o = 0, i;
-	int		rc;
+	size_t	i;
+	int	rc;
 
-	if (outlen > 0)
-		out[0] = '\0';
-	*outn = 0;
+	*o = 0;
+	*ncps = 0;
 	if (in == NULL || inlen == 0 || inlen > DEVTEXT_INPUT_MAX)
 		return (DEVTEXT_LENGTH);
-	if ((rc = normalize((const unsigned char *)in, inlen, cps, &ncps)) !=
+	if ((rc = normalize((const unsigned char *)in, inlen, cps, ncps)) !=
 	    DEVTEXT_OK)
 		return (rc);
-	for (i = 0; i < ncps; i++)
-		o += utf8_put(cps[i], buf + o);
-	if (o < 1 || o > DEVTEXT_PAYEE_MAX || outlen < o + 1)
+	if (*ncps < 1 || *ncps > maxchars)
+		return (DEVTEXT_LENGTH);
+	for (i = 0; i < *ncps; i++)
+		*o += utf8_put(cps[i], buf + *o);
+	return (DEVTEXT_OK);
+}
+
+static int
+text_result(int rc, const char *buf, size_t o, size_t maxbytes, char *out,
+    size_t outlen, size_t *outn)
+{
+	if (rc != DEVTEXT_OK)
+		return (rc);
+	if (o > maxbytes || outlen < o + 1)
 		return (DEVTEXT_LENGTH);
 	if (!spacing_ok(buf, o))
 		return (DEVTEXT_SPACE);
@@ -214,6 +357,45 @@ devtext_payee_normalize(const char *in, size_t inlen, char *out,
 	out[o] = '\0';
 	*outn = o;
 	return (DEVTEXT_OK);
+}
+
+/* The text rule, and for a payee name (payee = 1) the display rules. */
+static int
+text_check(const char *in, size_t inlen, size_t maxchars, size_t maxbytes,
+    int payee, char *out, size_t outlen, size_t *outn)
+{
+	uint32_t	cps[DEVTEXT_INPUT_MAX];
+	char		buf[2 * DEVTEXT_INPUT_MAX];
+	size_t		ncps, o;
+	int		rc;
+
+	if (outlen > 0)
+		out[0] = '\0';
+	*outn = 0;
+	rc = text_normalize(in, inlen, maxchars, cps, &ncps, buf, &o);
+	rc = text_result(rc, buf, o, maxbytes, out, outlen, outn);
+	if (rc == DEVTEXT_OK && payee &&
+	    (rc = payee_rules(cps, ncps)) != DEVTEXT_OK) {
+		out[0] = '\0';
+		*outn = 0;
+	}
+	return (rc);
+}
+
+int
+devtext_normalize(const char *in, size_t inlen, size_t maxchars, char *out,
+    size_t outlen, size_t *outn)
+{
+	return (text_check(in, inlen, maxchars, 2 * DEVTEXT_INPUT_MAX, 0, out,
+	    outlen, outn));
+}
+
+int
+devtext_payee_normalize(const char *in, size_t inlen, char *out,
+    size_t outlen, size_t *outn)
+{
+	return (text_check(in, inlen, DEVTEXT_INPUT_MAX, DEVTEXT_PAYEE_MAX, 1,
+	    out, outlen, outn));
 }
 
 const char *
@@ -225,6 +407,13 @@ devtext_error(int code)
 	case DEVTEXT_LENGTH:	return ("must be 1 to 70 bytes (UTF-8, NFC)");
 	case DEVTEXT_CHAR:	return ("contains a character that is not allowed");
 	case DEVTEXT_SPACE:	return ("leading, trailing or double space");
+	case DEVTEXT_LABEL:	return ("contains a word the authenticator "
+				    "shows as a label (AMOUNT, IBAN, PAY, "
+				    "PAYEE, PIN)");
+	case DEVTEXT_NUMBER:	return ("contains a run that reads as an IBAN "
+				    "or an amount (more than 4 digits, a "
+				    "word starting with 2 letters and 2 "
+				    "digits, or '.' or ',' between digits)");
 	default:		return ("invalid");
 	}
 }

@@ -7,7 +7,9 @@ NFC-stable, so every string over it is already NFC. For input that is not
 NFC, devtext_payee_normalize() needs only the canonical compositions that
 end in the set (a base letter and one combining mark) and the few
 characters whose NFC is a single character of the set. This script checks
-those claims and writes both tables. Run: /usr/bin/python3 src/common/devtext_gen.py
+those claims and writes both tables, and a third for the display rules of
+a payee name (protocol version 3): FOLD, the ASCII letter or digit each
+character of the set above U+007F reads as. Run: /usr/bin/python3 src/common/devtext_gen.py
 """
 import os
 import sys
@@ -18,6 +20,25 @@ def allowed(cp):
     return ((0x20 <= cp <= 0x7e) or (0xa1 <= cp <= 0xff and cp != 0xad) or
             (0x100 <= cp <= 0x17e and cp != 0x149) or
             (0x218 <= cp <= 0x21b))
+
+
+# Letters of the set without a decomposition that read as an ASCII letter.
+LOOKALIKE = {0x0131: 'I', 0x0141: 'L', 0x0142: 'L', 0x0110: 'D',
+             0x0111: 'D', 0x00d0: 'D', 0x00f0: 'D', 0x00d8: 'O',
+             0x00f8: 'O', 0x0126: 'H', 0x0127: 'H', 0x0166: 'T',
+             0x0167: 'T', 0x0138: 'K', 0x014a: 'N', 0x014b: 'N'}
+
+
+def fold(cp):
+    """The ASCII letter (upper case) or digit a character reads as."""
+    if cp < 0x80:
+        return None
+    if cp in LOOKALIKE:
+        return LOOKALIKE[cp]
+    k = ud.normalize('NFKD', chr(cp))
+    if k and k[0].isascii() and k[0].isalnum():
+        return k[0].upper()
+    return None
 
 
 def main():
@@ -42,6 +63,7 @@ def main():
         elif len(d) == 1 and ord(d) != cp and ord(d) in marks:
             maps.append((cp, ord(d)))
     pairs.sort()
+    folds = [(cp, fold(cp)) for cp in chars if fold(cp) is not None]
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        'devtext_tables.inc')
     with open(out, 'w') as f:
@@ -56,12 +78,21 @@ def main():
         f.write('};\n\n/* Characters outside the set whose NFC is one '
                 'character of the set,\n * or a mark that composes into '
                 'it (sorted). */\n')
-        f.write('static const struct devtext_map devtext_maps[] = {\n')
-        for a, b in maps:
-            f.write('\t{ 0x%04x, 0x%04x },\t/* %s */\n' %
-                    (a, b, ud.name(chr(a))))
-        f.write('};\n')
-    print('%s: %d pairs, %d maps' % (out, len(pairs), len(maps)))
+        maps_out = [(a, '0x%04x' % b) for a, b in maps]
+        folds_out = [(a, "'%s'" % b) for a, b in folds]
+        for name, rows in (('devtext_maps', maps_out),
+                           ('devtext_folds', folds_out)):
+            if name == 'devtext_folds':
+                f.write('\n/* Characters of the set above U+007F and the '
+                        'ASCII letter (upper case)\n * or digit each reads '
+                        'as, for the payee display rules (sorted). */\n')
+            f.write('static const struct devtext_map %s[] = {\n' % name)
+            for a, b in rows:
+                f.write('\t{ 0x%04x, %s },\t/* %s */\n' %
+                        (a, b, ud.name(chr(a))))
+            f.write('};\n')
+    print('%s: %d pairs, %d maps, %d folds' % (out, len(pairs), len(maps),
+                                                len(folds)))
     return 0
 
 

@@ -24,6 +24,8 @@ int		 ctl_client_add(PGconn *, const char *, const char *,
 		    const char *);
 /* Legacy client secret rows to the keyed form (NULL: all); count or -1. */
 int		 ctl_client_rehash(PGconn *, const char *);
+/* A name people read (kind names it in the error) against the text rule. */
+int		 ctl_name_ok(const char *, const char *, char *, size_t);
 /* Adds a PSU or staff member ("psu"/"staff", staff with a role);
  * totp_b32 NULL generates one. */
 int		 ctl_person_add(PGconn *, const char *, const char *,

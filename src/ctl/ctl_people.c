@@ -19,6 +19,7 @@
 #include "common/passhash.h"
 #include "common/secretbox.h"
 #include "common/settings.h"
+#include "common/textrule.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_db.h"
 
@@ -140,6 +141,26 @@ ctl_random_text(char *out, size_t bytes)
 	base64url_encode(raw, bytes, out, BASE64URL_ENCODED_LEN(bytes) + 1);
 }
 
+/*
+ * A name people read (TPP, person, account): the rule for such text
+ * (src/common/textrule.h), its NFC form in out (2 * TEXTRULE_NAME_MAX + 1
+ * bytes). -1, said on stderr, if it breaks the rule.
+ */
+int
+ctl_name_ok(const char *what, const char *in, char *out, size_t len)
+{
+	char	why[TEXTRULE_ERROR_MAX];
+	size_t	n;
+	int	rc;
+
+	if ((rc = textrule_check(in, strlen(in), TEXTRULE_NAME_MAX, out, len,
+	    &n)) == 0)
+		return (0);
+	textrule_error(rc, TEXTRULE_NAME_MAX, why, sizeof(why));
+	fprintf(stderr, "psd2ctl: %s %s\n", what, why);
+	return (-1);
+}
+
 /* The row of a PSU or staff member (kind), role NULL for a PSU. */
 static int
 ctl_person_insert(PGconn *db, const char *kind, const char *username,
@@ -175,8 +196,12 @@ ctl_person_add(PGconn *db, const char *kind, const char *username,
 	uint8_t		 seed[64];
 	char		 b32[128], pw[64], hash[PASSHASH_ENCODED_MAX];
 	char		 box[512], aad[256];
+	char		 nfc[2 * TEXTRULE_NAME_MAX + 1];
 	int		 seedlen;
 
+	if (ctl_name_ok("the name", display ? display : username, nfc,
+	    sizeof(nfc)) == -1)
+		return (1);
 	if (password == NULL) {
 		ctl_random_text(pw, 12);
 		password = pw;
@@ -207,8 +232,8 @@ ctl_person_add(PGconn *db, const char *kind, const char *username,
 	}
 	OPENSSL_cleanse(seed, sizeof(seed));
 	keyring_clear(&kr);
-	if (ctl_person_insert(db, kind, username, display ? display : username,
-	    hash, box, strcmp(kind, "staff") == 0 ? role : NULL) != 0)
+	if (ctl_person_insert(db, kind, username, nfc, hash, box,
+	    strcmp(kind, "staff") == 0 ? role : NULL) != 0)
 		return (1);
 	printf("otpauth: otpauth://totp/psd2gate:%s?secret=%s&issuer=psd2gate"
 	    "&algorithm=SHA1&digits=6&period=30\n", username, b32);
@@ -287,8 +312,12 @@ ctl_account_add(PGconn *db, const char *username, const char *iban,
 {
 	PGresult	*res;
 	char		 rid[37], actor[128];
+	char		 nfc[2 * TEXTRULE_NAME_MAX + 1];
 	const char	*params[6];
 
+	if (name != NULL && ctl_name_ok("the account name", name, nfc,
+	    sizeof(nfc)) == -1)
+		return (1);
 	if (resource_id == NULL) {
 		if (crypto_uuid(rid) == -1)
 			return (1);
@@ -299,7 +328,7 @@ ctl_account_add(PGconn *db, const char *username, const char *iban,
 	params[1] = resource_id;
 	params[2] = username;
 	params[3] = iban;
-	params[4] = name;
+	params[4] = name != NULL ? nfc : NULL;
 	params[5] = currency;
 	res = ctl_exec(db, "SELECT operator_account_add($1, $2, $3, $4, $5, "
 	    "$6)", 6, params);

@@ -17,6 +17,7 @@
 #include "common/encoding.h"
 #include "common/keyring.h"
 #include "common/settings.h"
+#include "common/textrule.h"
 #include "ctl/ctl.h"
 #include "ctl/ctl_db.h"
 
@@ -100,8 +101,12 @@ ctl_client_add(PGconn *db, const char *name, const char *org_id,
 	char		 gen_secret[64], gen_id[37], array[4096], ttl[16];
 	char		 hash_hex[65], salt_hex[2 * CLIENT_SECRET_SALT_LEN + 1];
 	char		 actor[128];
+	char		 nfc[2 * TEXTRULE_NAME_MAX + 1];
 	const char	*params[10], *key_id;
 
+	/* PSUs read the name when they consent: the rule for such text. */
+	if (ctl_name_ok("the TPP name", name, nfc, sizeof(nfc)) == -1)
+		return (1);
 	if (secret != NULL && *secret == '\0') {
 		fprintf(stderr, "psd2ctl: the client secret must not be "
 		    "empty\n");
@@ -131,7 +136,7 @@ ctl_client_add(PGconn *db, const char *name, const char *org_id,
 	snprintf(ttl, sizeof(ttl), "%d", access_ttl);
 	ctl_actor(actor, sizeof(actor));
 	params[0] = actor;
-	params[1] = name;
+	params[1] = nfc;
 	params[2] = org_id;
 	params[3] = client_id;
 	params[4] = hash_hex;

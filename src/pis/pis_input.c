@@ -3,7 +3,7 @@
  * query: products, amounts (decimal text into integer minor units, never
  * a double), and the initiation body (IBANs with their MOD 97-10 check,
  * ISO 4217 and EUR, the creditor name as the device will show and sign
- * it, the remittance).
+ * it, the remittance by the rule for every text people read).
  */
 #include <sys/types.h>
 
@@ -20,6 +20,7 @@
 #include "common/devcur.h"
 #include "common/devtext.h"
 #include "common/iban.h"
+#include "common/textrule.h"
 #include "pis/pis.h"
 #include "pis/pis_input.h"
 
@@ -154,43 +155,30 @@ pis_name(struct xs2a_call *c, json_t *doc, struct pis_payment_in *in)
 	return (0);
 }
 
-/* Code points of valid UTF-8 (jansson checked it), refusing controls. */
-static int
-pis_text_ok(const char *s, size_t len, size_t max)
-{
-	const unsigned char	*u = (const unsigned char *)s;
-	size_t			 i, n;
-
-	for (i = 0, n = 0; i < len; i++) {
-		if (u[i] < 0x20 || u[i] == 0x7f)
-			return (0);
-		/* C1 controls U+0080..U+009F: C2 80..C2 9F. */
-		if (u[i] == 0xc2 && i + 1 < len && u[i + 1] < 0xa0)
-			return (0);
-		if ((u[i] & 0xc0) != 0x80)
-			n++;
-	}
-	return (n >= 1 && n <= max);
-}
-
+/* The rule for every text people read (src/common/textrule.h). */
 static int
 pis_remittance(struct xs2a_call *c, json_t *doc, struct pis_payment_in *in)
 {
 	json_t	*v;
+	char	 out[2 * PIS_REMITTANCE_MAX + 1], why[TEXTRULE_ERROR_MAX];
+	size_t	 n;
+	int	 rc;
 
 	v = json_object_get(doc, "remittanceInformationUnstructured");
 	if (v == NULL || json_is_null(v))
 		return (0);
-	if (!json_is_string(v) || !pis_text_ok(json_string_value(v),
-	    json_string_length(v), PIS_REMITTANCE_MAX)) {
+	rc = !json_is_string(v) ? DEVTEXT_LENGTH :
+	    textrule_check(json_string_value(v), json_string_length(v),
+	    PIS_REMITTANCE_MAX, out, sizeof(out), &n);
+	if (rc != DEVTEXT_OK) {
+		textrule_error(rc, PIS_REMITTANCE_MAX, why, sizeof(why));
 		xs2a_input_error(c, 400, "FORMAT_ERROR",
 		    "remittanceInformationUnstructured",
-		    "remittanceInformationUnstructured must be 1 to %d "
-		    "characters without control characters.",
-		    PIS_REMITTANCE_MAX);
+		    "remittanceInformationUnstructured: %s%s.", why,
+		    json_is_string(v) ? "" : " (a string)");
 		return (-1);
 	}
-	in->remittance = kore_strdup(json_string_value(v));
+	in->remittance = kore_strdup(out);
 	return (0);
 }
 

@@ -21,6 +21,7 @@
 #include "common/client_secret.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
+#include "common/textrule.h"
 #include "db/db.h"
 #include "staff/staff.h"
 #include "staff/staff_page.h"
@@ -37,6 +38,19 @@ tpp_arg(struct http_request *req, const char *name)
 	const char	*v = forms_arg(req, name);
 
 	return (v != NULL && *v != '\0' ? v : NULL);
+}
+
+/* The name, NFC, if it keeps the rule for text people read; else NULL. */
+static const char *
+tpp_name(struct http_request *req, char *out, size_t len)
+{
+	const char	*v = tpp_arg(req, "name");
+	size_t		 n;
+
+	if (v == NULL || textrule_check(v, strlen(v), TEXTRULE_NAME_MAX,
+	    out, len, &n) != 0)
+		return (NULL);
+	return (out);
 }
 
 /* ---- GET /staff/tpps ------------------------------------------------ */
@@ -214,16 +228,18 @@ tpp_act_query(struct http_request *req, struct staff_page *p)
 {
 	const char	*op = tpp_arg(req, "op");
 	char		 actor[STAFF_USERNAME_MAX + 8];
+	char		 name[2 * TEXTRULE_NAME_MAX + 1];
 
 	staff_page_actor(p, actor, sizeof(actor));
 	if (op != NULL && tpp_arg(req, "org_id") != NULL) {
 		if (strcmp(op, "client_add") == 0)
 			return (tpp_client_query(req, p, actor));
-		if (strcmp(op, "register") == 0 && tpp_arg(req, "name")) {
+		if (strcmp(op, "register") == 0 &&
+		    tpp_name(req, name, sizeof(name)) != NULL) {
 			db_query_begin(&p->q, req,
 			    "SELECT staff_tpp_register($1, $2, $3)");
 			db_param(&p->q, actor);
-			db_param(&p->q, tpp_arg(req, "name"));
+			db_param(&p->q, name);
 			db_param(&p->q, tpp_arg(req, "org_id"));
 			return (0);
 		}

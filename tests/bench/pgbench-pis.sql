@@ -18,7 +18,7 @@ FROM pis_initiate(sha256(int8send(:n) || '\x70'::bytea), NULL,
     'PSDDE-BAFIN-999999', gen_random_uuid(), '192.0.2.1',
     'sepa-credit-transfers',
     jsonb_build_object('debtor', bench_iban(:n),
-	'creditor', 'DE89370400440532013000', 'name', 'Bench Payee',
+	'creditor', 'DE89370400440532013000', 'name', 'Bench Creditor',
 	'remittance', 'Bench', 'amount', '1234', 'currency', 'EUR'),
     decode(md5(random()::text) || md5(random()::text), 'hex'), true,
     NULL, NULL, 120, 600) r

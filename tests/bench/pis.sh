@@ -59,7 +59,7 @@ INSERT INTO payment (id, product, psu_id, consent_id, client_id, tpp_id,
     amount_minor, currency)
 SELECT b.payment_id, 'sepa-credit-transfers', a.psu_id, bp.consent_id,
     'sandbox-tpp', oc.tpp_id, a.id, a.iban, 'DE89370400440532013000',
-    'Bench Payee GmbH', 100, 'EUR'
+    'Bench Creditor GmbH', 100, 'EUR'
 FROM bench_confirm b
 JOIN bench_pis bp ON bp.c = b.c
 JOIN account a ON a.iban = bp.iban
@@ -68,7 +68,7 @@ INSERT INTO device_challenge (id, device_serial, psu_id, nonce,
     amount_minor, currency, payee_name, payee_iban, deadline, status,
     outcome, counter, signature, finished_at)
 SELECT b.challenge_id, d.serial, p.psu_id, sha256(int8send(b.k)), 100,
-    'EUR', 'Bench Payee GmbH', 'DE89370400440532013000',
+    'EUR', 'Bench Creditor GmbH', 'DE89370400440532013000',
     now() + interval '1 hour', 'done', 'approved', b.k, '\x30'::bytea, now()
 FROM bench_confirm b JOIN payment p ON p.id = b.payment_id
 JOIN device d ON d.psu_id = p.psu_id;

@@ -233,7 +233,7 @@ def one_round(serials, psus, tokens, r):
             "instructedAmount": {"currency": "EUR", "amount": "1.%02d" % r},
             "debtorAccount": {"iban": iban},
             "creditorAccount": {"iban": "DE89370400440532013000"},
-            "creditorName": "Bench Payee GmbH"}).encode()
+            "creditorName": "Bench Creditor GmbH"}).encode()
         h = signed(tok, body)
         h.update({"Content-Type": "application/json",
                   "TPP-Decoupled-Preferred": "true"})

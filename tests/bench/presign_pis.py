@@ -46,7 +46,7 @@ def line(i):
                              "amount": "%d.%02d" % (1 + i % 500, i % 100)},
         "debtorAccount": {"iban": iban},
         "creditorAccount": {"iban": "DE89370400440532013000"},
-        "creditorName": "Bench Payee %d" % (i % 1000),
+        "creditorName": "Bench Creditor %d" % (i % 1000),
         "remittanceInformationUnstructured": "Bench %d" % i},
         separators=(",", ":"))
     digest = "SHA-256=" + base64.b64encode(

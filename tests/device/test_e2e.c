@@ -469,8 +469,9 @@ test_confirm_end_to_end(void **state)
 	id = add_challenge(t, s, 30);
 	assert_true(wait_pending(fw, 1));
 	fw_display(fw, disp, sizeof(disp));
-	assert_non_null(strstr(disp,
-	    "PAY 1 234.56 EUR TO Zoë Müller IBAN NL91 ABNA 0417 1643 00"));
+	/* Each field on its own labelled line, the prompt last (5.3.3). */
+	assert_string_equal(disp, "AMOUNT 1 234.56 EUR\nPAYEE Zoë Müller\n"
+	    "IBAN NL91 ABNA 0417 1643 00\nENTER PIN [decline]");
 	/* Confirm needs the PIN first (knowledge, then possession). */
 	assert_int_equal(fw_press(fw), -2);
 	assert_int_equal(devtest_approve(fw), 0);
@@ -623,6 +624,21 @@ test_two_daemons_one_challenge(void **state)
 	assert_int_equal(stop_daemon(t, 1, SIGTERM), 0);
 }
 
+/* A challenge on the device's display, its daemon (lease 3 s) killed. */
+static struct fw *
+shown_then_killed(struct t *t, char *s, size_t len, char **id)
+{
+	struct fw	*fw;
+
+	fw = new_device(t, s, len);
+	start_daemon(t, 0, "e2e-a", 3);
+	enrol(t, s);
+	*id = add_challenge(t, s, 30);
+	assert_true(wait_pending(fw, 1));
+	assert_int_equal(stop_daemon(t, 0, SIGKILL), 128 + SIGKILL);
+	return (fw);
+}
+
 static void
 test_killed_lease_retaken(void **state)
 {
@@ -631,12 +647,7 @@ test_killed_lease_retaken(void **state)
 	char		 s[32], *id, *v;
 	int64_t		 killed;
 
-	fw = new_device(t, s, sizeof(s));
-	start_daemon(t, 0, "e2e-a", 3);
-	enrol(t, s);
-	id = add_challenge(t, s, 30);
-	assert_true(wait_pending(fw, 1));
-	assert_int_equal(stop_daemon(t, 0, SIGKILL), 128 + SIGKILL);
+	fw = shown_then_killed(t, s, sizeof(s), &id);
 	killed = devtest_now_ms();
 	v = q1(t, "SELECT status FROM device_challenge WHERE id = $1", 1, id,
 	    NULL);
@@ -653,6 +664,52 @@ test_killed_lease_retaken(void **state)
 	    "done approved true"));
 	assert_true(verify_outcome(t, id, DEV_OUTCOME_APPROVED));
 	assert_int_equal(stop_daemon(t, 1, SIGTERM), 0);
+}
+
+/*
+ * ERROR CONFLICT leaves the first content on the display (5.3); the host
+ * then sends CANCEL, so the PSU cannot approve a payment already ended.
+ * The content changes under a dead daemon's claim; the daemon that
+ * retakes it is refused and clears the display.
+ */
+static void
+test_conflict_cancelled(void **state)
+{
+	struct t	*t = *state;
+	struct fw	*fw;
+	char		 s[32], *id;
+
+	fw = shown_then_killed(t, s, sizeof(s), &id);
+	PQclear(q(t, "UPDATE device_challenge SET amount_minor = 999 "
+	    "WHERE id = $1", 1, id));
+	start_daemon(t, 1, "e2e-b", 3);
+	assert_true(wait_value(t, "SELECT status || ': ' || failure_reason "
+	    "FROM device_challenge WHERE id = $1", id,
+	    "failed: device refused: challenge changed"));
+	assert_true(wait_pending(fw, 0));
+	assert_int_equal(devtest_approve(fw), -1);
+	assert_int_equal(stop_daemon(t, 1, SIGTERM), 0);
+}
+
+/* INFO with a public key that is not a point on P-256: never recorded,
+ * never used (5.2); a good device beside it is. */
+static void
+test_key_not_on_curve(void **state)
+{
+	struct t	*t = *state;
+	struct fw	*bad;
+	char		 s[32], good[32];
+
+	bad = new_device(t, s, sizeof(s));
+	fw_set_fault(bad, FW_FAULT_BAD_KEY);
+	(void)new_device(t, good, sizeof(good));
+	start_daemon(t, 0, "e2e-a", 30);
+	assert_true(wait_value(t, "SELECT status FROM device WHERE serial = $1",
+	    good, "not_enrolled"));
+	usleep(500000);
+	assert_string_equal(q1(t, "SELECT count(*)::text FROM device WHERE "
+	    "serial = $1", 1, s, NULL), "0");
+	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
 }
 
 static void
@@ -829,7 +886,7 @@ test_currency_not_displayable(void **state)
 	id = add_challenge_in(t, s, 30, "JPY");
 	assert_true(wait_pending(fw, 1));
 	fw_display(fw, disp, sizeof(disp));
-	assert_non_null(strstr(disp, "PAY 123 456 JPY TO "));
+	assert_non_null(strstr(disp, "AMOUNT 123 456 JPY\nPAYEE "));
 	assert_int_equal(fw_decline(fw), 0);
 	assert_true(wait_value(t, status_sql, id, "done"));
 	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
@@ -884,6 +941,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_two_daemons_one_challenge,
 		    test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_killed_lease_retaken,
+		    test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_cancelled,
+		    test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_key_not_on_curve,
 		    test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_sigterm_releases_lease,
 		    test_setup, test_teardown),

@@ -100,7 +100,7 @@ test_info_answer(void **state)
 	assert_int_equal(dev_info_decode(f.payload, f.len, &in), DEV_OK);
 	assert_string_equal(in.serial, "EMU0001");
 	assert_string_equal(in.model, "PSD2-AUTH-EMU");
-	assert_string_equal(in.firmware, "2.0.0");
+	assert_string_equal(in.firmware, "3.0.0");
 	assert_int_equal(in.counter, 0);
 	assert_int_equal(in.pin_tries, DEV_PIN_TRIES);
 	assert_int_equal(in.puk_tries, DEV_PUK_TRIES);
@@ -310,14 +310,14 @@ test_malformed_frames(void **state)
 	assert_int_equal(dev_frame_decode(buf, 0, &f), DEV_ERR_TRUNCATED);
 	ex_bytes("010100", buf, sizeof(buf));
 	assert_int_equal(dev_frame_decode(buf, 3, &f), DEV_ERR_TRUNCATED);
-	ex_bytes("030100010000", buf, sizeof(buf));
+	ex_bytes("040100010000", buf, sizeof(buf));
 	assert_int_equal(dev_frame_decode(buf, 6, &f), DEV_ERR_VERSION);
 	assert_int_equal(f.seq, 1);
-	ex_bytes("0201000100050102", buf, sizeof(buf));
+	ex_bytes("0301000100050102", buf, sizeof(buf));
 	assert_int_equal(dev_frame_decode(buf, 8, &f), DEV_ERR_TRUNCATED);
-	ex_bytes("02010001000001", buf, sizeof(buf));
+	ex_bytes("03010001000001", buf, sizeof(buf));
 	assert_int_equal(dev_frame_decode(buf, 7, &f), DEV_ERR_OVERSIZED);
-	ex_bytes("0201000103fb", buf, sizeof(buf));
+	ex_bytes("0301000103fb", buf, sizeof(buf));
 	assert_int_equal(dev_frame_decode(buf, 6, &f), DEV_ERR_OVERSIZED);
 	/* The largest frame: 1018 bytes of payload, 16 packets. */
 	buf[0] = DEV_PROTO_VERSION;
@@ -333,21 +333,25 @@ test_malformed_frames(void **state)
 	    "oversized frame");
 }
 
-/* Version 1 is withdrawn: every one of its frames is BAD_VERSION. */
+/* Versions 1 and 2 are withdrawn: every one of their frames is
+ * BAD_VERSION. */
 static void
 test_v1_refused(void **state)
 {
-	const char	*v1[] = { EX1_PING, EX1_PONG, EX1_INFO, EX1_INFO_ANSWER,
+	const char	*old[] = { EX1_PING, EX1_PONG, EX1_INFO, EX1_INFO_ANSWER,
 	    EX1_CONFIRM, EX1_RESULT, EX1_RESULT_BUSY, EX1_CANCEL,
-	    EX1_CANCELLED, EX1_ERROR };
+	    EX1_CANCELLED, EX1_ERROR, EX2_PING, EX2_PONG, EX2_INFO,
+	    EX2_INFO_ANSWER, EX2_CONFIRM, EX2_RESULT, EX2_RESULT_BUSY,
+	    EX2_CANCEL, EX2_CANCELLED, EX2_ERROR, EX2_ERROR_CONFLICT,
+	    EX2_ERROR_PIN_LOCKED };
 	uint8_t			buf[DEV_FRAME_MAX];
 	struct dev_frame	f;
 	size_t			i, n;
 
 	(void)state;
-	for (i = 0; i < sizeof(v1) / sizeof(v1[0]); i++) {
-		n = ex_bytes(v1[i], buf, sizeof(buf));
-		assert_int_equal(buf[0], 0x01);
+	for (i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		n = ex_bytes(old[i], buf, sizeof(buf));
+		assert_int_equal(buf[0], i < 10 ? 0x01 : 0x02);
 		assert_int_equal(dev_frame_decode(buf, n, &f), DEV_ERR_VERSION);
 	}
 }
@@ -565,6 +569,61 @@ test_payee_names(void **state)
 }
 
 /*
+ * Version 3's display rules (PROTOCOL.md 5.3.2): the name of the issue
+ * that showed a second IBAN, each label, IBAN and amount look-alikes,
+ * folded letters; real names with a few digits stay allowed.
+ */
+static void
+test_payee_display_rules(void **state)
+{
+	(void)state;
+	expect_name("Muster GmbH IBAN GB82 WEST 1234 5698 7654 32",
+	    DEVTEXT_LABEL, NULL);
+	expect_name("Muster GmbH DE89 3704", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster gb82west", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster 20 000.00 EUR", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster 9,99", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster 12345", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster 1\xc2\xb2\xc2\xb3\xc2\xb9 9", DEVTEXT_NUMBER,
+	    NULL);					/* superscripts */
+	expect_name("Muster iban", DEVTEXT_LABEL, NULL);
+	expect_name("Amount: Muster", DEVTEXT_LABEL, NULL);
+	expect_name("Pay Muster", DEVTEXT_LABEL, NULL);
+	expect_name("PAYEE-Muster", DEVTEXT_LABEL, NULL);
+	expect_name("Muster PIN OK", DEVTEXT_LABEL, NULL);
+	expect_name("\xc4\xb1" "BAN Muster", DEVTEXT_LABEL, NULL); /* dotless i */
+	expect_name("\xc3\x8d" "BAN Muster", DEVTEXT_LABEL, NULL);	/* I acute */
+	expect_name("Ib\xc3\xa1n Muster", DEVTEXT_LABEL, NULL);	/* a acute */
+	expect_name("Ib\xc3\xa1n\xcc\x83" "ez", DEVTEXT_OK,
+	    "Ib\xc3\xa1\xc3\xb1" "ez");			/* NFD n tilde */
+	/* A label word and an IBAN run: the label decides (the order). */
+	expect_name("IBAN DE89", DEVTEXT_LABEL, NULL);
+	/* Space before the display rules, character before space. */
+	expect_name("IBAN  DE89", DEVTEXT_SPACE, NULL);
+	expect_name("IBAN \xe2\x80\xae DE89 ", DEVTEXT_CHAR, NULL);
+	expect_name("Ibanez & Pinto", DEVTEXT_OK, "Ibanez & Pinto");
+	expect_name("PayPal Europe", DEVTEXT_OK, "PayPal Europe");
+	expect_name("7-Eleven Ltd.", DEVTEXT_OK, "7-Eleven Ltd.");
+	expect_name("7-Eleven 2024 Ltd.", DEVTEXT_NUMBER, NULL);
+	expect_name("3M Deutschland GmbH", DEVTEXT_OK, "3M Deutschland GmbH");
+	expect_name("Studio 54, Bar", DEVTEXT_OK, "Studio 54, Bar");
+	expect_name("AB 12 GmbH", DEVTEXT_OK, "AB 12 GmbH");
+	/* PROTOCOL.md section 9's table of names, row by row. */
+	expect_name("Muster GmbH IBAN GB82 WEST", DEVTEXT_LABEL, NULL);
+	expect_name("\xc4\xb1" "BAN Muster", DEVTEXT_LABEL, NULL);
+	expect_name("Muster DE89", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster 9.99 EUR", DEVTEXT_NUMBER, NULL);
+	expect_name("Muster 12345", DEVTEXT_NUMBER, NULL);
+	expect_name("IBAN  DE89", DEVTEXT_SPACE, NULL);
+	expect_name("Ibanez & Pinto", DEVTEXT_OK, "Ibanez & Pinto");
+	/* The device's check is the same rule. */
+	assert_false(devtext_payee_ok("Muster IBAN", 11));
+	assert_false(devtext_payee_ok("Muster DE89", 11));
+	assert_false(devtext_payee_ok("Muster 1.50", 11));
+	assert_true(devtext_payee_ok("Ibanez 2024", 11));
+}
+
+/*
  * tests/device/devtext_vectors.py (Python's unicodedata and the rules
  * written out again): every code point, and random strings of marks in
  * every order. $PSD2_DEVTEXT_VECTORS names the file (run.sh makes it).
@@ -627,6 +686,7 @@ main(void)
 		cmocka_unit_test(test_currency_display),
 		cmocka_unit_test(test_currency_table_is_the_document),
 		cmocka_unit_test(test_payee_names),
+		cmocka_unit_test(test_payee_display_rules),
 		cmocka_unit_test(test_payee_vectors),
 	};
 

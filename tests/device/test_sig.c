@@ -189,7 +189,8 @@ test_approval_needs_uv(void **state)
  * version 1 bytes, yet no verifier call accepts it for that challenge.
  */
 static void
-test_v1_signature_refused(void **state)
+old_signature_refused(const char *enc_hex, const char *result_hex,
+    size_t sig_at)
 {
 	uint8_t			 buf[DEV_FRAME_MAX], enc[256], sig[DEV_SIG_MAX];
 	uint8_t			 pub[DEV_PUBKEY_LEN];
@@ -199,20 +200,86 @@ test_v1_signature_refused(void **state)
 	size_t			 n, siglen;
 	uint8_t			 fl;
 
-	(void)state;
 	example(&c, &r);
 	ex_bytes(EX_PUBKEY, pub, sizeof(pub));
-	n = ex_bytes(EX1_CONFIRM_ENCODING, enc, sizeof(enc));
-	/* The version 1 RESULT: its signature starts at byte 6+16+1+4+1. */
-	ex_bytes(EX1_RESULT, buf, sizeof(buf));
-	siglen = buf[27];
-	memcpy(sig, buf + 28, siglen);
+	n = ex_bytes(enc_hex, enc, sizeof(enc));
+	ex_bytes(result_hex, buf, sizeof(buf));
+	siglen = buf[sig_at - 1];
+	memcpy(sig, buf + sig_at, siglen);
 	assert_non_null(pk = devsig_pubkey_from_raw(pub));
 	assert_int_equal(devsig_verify(pk, enc, n, sig, siglen), 1);
 	EVP_PKEY_free(pk);
 	for (fl = 0; fl < 8; fl++)
 		assert_int_equal(verify(pub, &c, 1, fl, 1, sig, siglen), 0);
 	assert_int_equal(devsig_approval_verify(pub, &c, 1, sig, siglen), 0);
+}
+
+static void
+test_v1_signature_refused(void **state)
+{
+	(void)state;
+	/* The version 1 RESULT: its signature starts at byte 6+16+1+4+1. */
+	old_signature_refused(EX1_CONFIRM_ENCODING, EX1_RESULT, 28);
+}
+
+/* Version 2's approval (appendix B) verifies for no challenge now. */
+static void
+test_v2_signature_refused(void **state)
+{
+	(void)state;
+	/* The version 2 RESULT: its signature starts at byte 6+16+1+1+4+1. */
+	old_signature_refused(EX2_CONFIRM_ENCODING, EX2_RESULT, 29);
+}
+
+/*
+ * The minor units the amount was shown with are signed right after the
+ * currency (4.2): 2 for EUR, 0 for JPY, 3 for BHD; a currency outside
+ * the display table has no encoding, so nothing verifies for it.
+ */
+static void
+test_minor_units_signed(void **state)
+{
+	struct dev_confirm	c;
+	struct dev_result	r;
+	uint8_t			enc[DEVSIG_ENCODING_MAX];
+	const size_t		at = sizeof(DEVSIG_CONFIRM_DOMAIN) + 16 + 32 +
+				    8 + 3;
+
+	(void)state;
+	example(&c, &r);
+	assert_true(devsig_confirm_encode(&c, 1, 5, 1, enc, sizeof(enc)) > at);
+	assert_int_equal(enc[at], 2);
+	memcpy(c.currency, "JPY", 4);
+	assert_true(devsig_confirm_encode(&c, 1, 5, 1, enc, sizeof(enc)) > at);
+	assert_int_equal(enc[at], 0);
+	memcpy(c.currency, "BHD", 4);
+	assert_true(devsig_confirm_encode(&c, 1, 5, 1, enc, sizeof(enc)) > at);
+	assert_int_equal(enc[at], 3);
+	memcpy(c.currency, "XAU", 4);
+	assert_int_equal(devsig_confirm_encode(&c, 1, 5, 1, enc, sizeof(enc)),
+	    0);
+}
+
+/* INFO's public key must be a point on P-256 (5.2): the host refuses
+ * the device otherwise. */
+static void
+test_pubkey_on_curve(void **state)
+{
+	uint8_t	pub[DEV_PUBKEY_LEN];
+
+	(void)state;
+	ex_bytes(EX_PUBKEY, pub, sizeof(pub));
+	assert_true(devsig_pubkey_valid(pub));
+	pub[DEV_PUBKEY_LEN - 1] ^= 0x01;
+	assert_false(devsig_pubkey_valid(pub));
+	pub[DEV_PUBKEY_LEN - 1] ^= 0x01;
+	pub[0] = 0x02;
+	assert_false(devsig_pubkey_valid(pub));
+	memset(pub + 1, 0, DEV_PUBKEY_LEN - 1);
+	pub[0] = 0x04;
+	assert_false(devsig_pubkey_valid(pub));	/* (0, 0) */
+	memset(pub + 1, 0xff, DEV_PUBKEY_LEN - 1);
+	assert_false(devsig_pubkey_valid(pub));	/* beyond p */
 }
 
 /* A DER signature from r and s (32 bytes each), minimal. */
@@ -534,6 +601,9 @@ main(void)
 		cmocka_unit_test(test_example_signature),
 		cmocka_unit_test(test_approval_needs_uv),
 		cmocka_unit_test(test_v1_signature_refused),
+		cmocka_unit_test(test_v2_signature_refused),
+		cmocka_unit_test(test_minor_units_signed),
+		cmocka_unit_test(test_pubkey_on_curve),
 		cmocka_unit_test(test_der_strict_low_s),
 		cmocka_unit_test(test_ca_rotation),
 		cmocka_unit_test(test_attestation),

@@ -225,8 +225,8 @@ confirm_button(struct t *t, int approve, struct dev_confirm *c,
 	request(t, t->u, DEV_MSG_CONFIRM, p, plen, 35000, &a);
 	assert_true(wait_pending(t, t->fw));
 	fw_display(t->fw, disp, sizeof(disp));
-	assert_non_null(strstr(disp, "PAY 12.34 EUR TO Muster GmbH "
-	    "IBAN DE89 3704 0044 0532 0130 00 ? ENTER PIN"));
+	assert_string_equal(disp, "AMOUNT 12.34 EUR\nPAYEE Muster GmbH\n"
+	    "IBAN DE89 3704 0044 0532 0130 00\nENTER PIN [decline]");
 	assert_int_equal(approve ? devtest_approve(t->fw) :
 	    fw_decline(t->fw), 0);
 	assert_true(wait_answer(t, &a));
@@ -521,20 +521,22 @@ test_bad_frames(void **state)
 	struct t		*t = *state;
 	libusb_device_handle	*h;
 	uint8_t			 big[DEV_FRAME_MAX + 8];
-	/* A version 1 frame is refused as a version it does not speak. */
+	/* Version 1 and 2 frames are refused as versions it does not speak. */
 	const uint8_t		 badver[] = { 0x01, 0x01, 0x00, 0x07, 0x00, 0x00 };
-	const uint8_t		 shorthdr[] = { 0x02, 0x01, 0x00 };
-	const uint8_t		 trunc[] = { 0x02, 0x01, 0x00, 0x09, 0x00, 0x05, 1 };
-	const uint8_t		 trailing[] = { 0x02, 0x02, 0x00, 0x0a, 0x00, 0x00, 9 };
-	const uint8_t		 huge[] = { 0x02, 0x01, 0x00, 0x0b, 0x04, 0x00 };
-	const uint8_t		 type[] = { 0x02, 0x42, 0x00, 0x0c, 0x00, 0x00 };
-	const uint8_t		 payload[] = { 0x02, 0x03, 0x00, 0x0d, 0x00, 0x01, 0 };
-	const uint8_t		 cancel[] = { 0x02, 0x04, 0x00, 0x0e, 0x00, 0x10,
+	const uint8_t		 badver2[] = { 0x02, 0x01, 0x00, 0x08, 0x00, 0x00 };
+	const uint8_t		 shorthdr[] = { 0x03, 0x01, 0x00 };
+	const uint8_t		 trunc[] = { 0x03, 0x01, 0x00, 0x09, 0x00, 0x05, 1 };
+	const uint8_t		 trailing[] = { 0x03, 0x02, 0x00, 0x0a, 0x00, 0x00, 9 };
+	const uint8_t		 huge[] = { 0x03, 0x01, 0x00, 0x0b, 0x04, 0x00 };
+	const uint8_t		 type[] = { 0x03, 0x42, 0x00, 0x0c, 0x00, 0x00 };
+	const uint8_t		 payload[] = { 0x03, 0x03, 0x00, 0x0d, 0x00, 0x01, 0 };
+	const uint8_t		 cancel[] = { 0x03, 0x04, 0x00, 0x0e, 0x00, 0x10,
 	    1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 
 	/* The transport's own handle stays open; a second one is allowed. */
 	assert_int_equal(libusb_open(devusb_device(t->u), &h), 0);
 	expect_error(h, badver, sizeof(badver), 7, DEV_ERR_VERSION);
+	expect_error(h, badver2, sizeof(badver2), 8, DEV_ERR_VERSION);
 	expect_error(h, shorthdr, sizeof(shorthdr), 0, DEV_ERR_TRUNCATED);
 	expect_error(h, trunc, sizeof(trunc), 9, DEV_ERR_TRUNCATED);
 	expect_error(h, trailing, sizeof(trailing), 10, DEV_ERR_OVERSIZED);
@@ -744,6 +746,39 @@ wait_pending_raw(struct fw *fw, int want)
 }
 
 /*
+ * What a dead device reports (4.4): INFO with 0 PIN and 0 PUK tries,
+ * ERROR PIN_LOCKED to every CONFIRM, PING and CANCEL answered as usual;
+ * PINs and PUKs are refused and not counted.
+ */
+static void
+dead_device_reports(struct t *t, libusb_device_handle *h)
+{
+	uint8_t			buf[DEV_FRAME_MAX + 64], id[DEV_CHALLENGE_LEN];
+	struct dev_frame	f;
+	struct dev_info		in;
+	struct dev_confirm	c;
+
+	raw_send(h, DEV_MSG_INFO, 0x30, NULL, 0);
+	assert_true(raw_recv(h, buf, &f, 2000));
+	assert_int_equal(f.type, DEV_MSG_INFO_ANSWER);
+	assert_int_equal(dev_info_decode(f.payload, f.len, &in), DEV_OK);
+	assert_int_equal(in.pin_tries, 0);
+	assert_int_equal(in.puk_tries, 0);
+	devtest_confirm(&c, 30);
+	raw_confirm(h, 0x31, &c);
+	raw_expect_error(h, 0x31, DEV_ERR_PIN_LOCKED);
+	assert_int_equal(fw_pending(t->fw), 0);
+	raw_send(h, DEV_MSG_PING, 0x32, (const uint8_t *)"ok", 2);
+	assert_true(raw_recv(h, buf, &f, 2000));
+	assert_int_equal(f.type, DEV_MSG_PONG);
+	memcpy(id, c.challenge, sizeof(id));
+	raw_send(h, DEV_MSG_CANCEL, 0x33, id, sizeof(id));
+	raw_expect_error(h, 0x33, DEV_ERR_NOT_PENDING);
+	assert_int_equal(fw_pin(t->fw, FW_DEFAULT_PIN), FW_PIN_DEAD);
+	assert_int_equal(fw_pin_tries(t->fw), 0);
+}
+
+/*
  * Knowledge: the confirm button needs the PIN; a correct PIN resets the
  * retry counter; the fifth wrong one in a row locks the device, ends the
  * challenge with ERROR PIN_LOCKED, and survives a power cycle. Staff
@@ -779,6 +814,13 @@ test_pin_retry_counter(void **state)
 	assert_non_null(strstr(disp, "WRONG PIN, 1 TRIES LEFT [decline]"));
 	assert_int_equal(fw_pin(t->fw, FW_DEFAULT_PIN), FW_PIN_OK);
 	assert_int_equal(fw_pin_tries(t->fw), DEV_PIN_TRIES);
+	/* Once right, the keypad takes nothing more for this challenge:
+	 * a wrong PIN now is not counted (4.4, corner cases). */
+	assert_int_equal(fw_pin(t->fw, "9999"), FW_PIN_NOTHING);
+	assert_int_equal(fw_pin_tries(t->fw), DEV_PIN_TRIES);
+	/* A PUK while the PIN is not locked: not taken, PIN unchanged. */
+	assert_int_equal(fw_unlock(t->fw, FW_DEFAULT_PUK, "4321"),
+	    FW_PIN_NOTHING);
 	assert_int_equal(fw_press(t->fw), 0);
 	raw_expect_result(h, 0x20, &r);
 	assert_int_equal(devsig_approval_verify(pub, &c, r.counter, r.sig,
@@ -833,6 +875,7 @@ test_pin_retry_counter(void **state)
 	    FW_PIN_DEAD);
 	fw_display(t->fw, disp, sizeof(disp));
 	assert_true(strncmp(disp, "DEAD EMU0001", 12) == 0);
+	dead_device_reports(t, h);
 	libusb_close(h);
 }
 
@@ -869,7 +912,7 @@ test_conflict_keeps_first(void **state)
 	raw_confirm(h, 0x32, &other);
 	raw_expect_error(h, 0x32, DEV_ERR_CONFLICT);
 	fw_display(t->fw, disp, sizeof(disp));
-	assert_non_null(strstr(disp, "PAY 12.34 EUR TO Muster GmbH IBAN "));
+	assert_non_null(strstr(disp, "AMOUNT 12.34 EUR\nPAYEE Muster GmbH\nIBAN "));
 	assert_non_null(strstr(disp, "PIN OK [confirm|decline]"));
 	/* The same payment with another timeout: a retake, no answer yet. */
 	c.timeout_s = 20;
@@ -905,7 +948,7 @@ test_currency_display(void **state)
 	raw_confirm(h, 0x41, &c);
 	wait_pending_raw(t->fw, 1);
 	fw_display(t->fw, disp, sizeof(disp));
-	assert_non_null(strstr(disp, "PAY 1 234 567 JPY TO "));
+	assert_non_null(strstr(disp, "AMOUNT 1 234 567 JPY\nPAYEE "));
 	raw_send(h, DEV_MSG_CANCEL, 0x42, c.challenge, DEV_CHALLENGE_LEN);
 	wait_pending_raw(t->fw, 0);
 	devtest_confirm(&c, 30);
@@ -917,7 +960,7 @@ test_currency_display(void **state)
 	raw_confirm(h, 0x43, &c);
 	wait_pending_raw(t->fw, 1);
 	fw_display(t->fw, disp, sizeof(disp));
-	assert_non_null(strstr(disp, "PAY 1 234.567 BHD TO "));
+	assert_non_null(strstr(disp, "AMOUNT 1 234.567 BHD\nPAYEE "));
 	assert_non_null(strstr(disp, c.payee_name));
 	libusb_close(h);
 }

@@ -72,7 +72,7 @@ def payment_body(payer, amount):
     return {"instructedAmount": {"currency": "EUR", "amount": amount},
             "debtorAccount": {"iban": payer.iban},
             "creditorAccount": {"iban": CREDITOR},
-            "creditorName": "HA Payee",
+            "creditorName": "HA Creditor",
             "remittanceInformationUnstructured": "HA test"}
 
 

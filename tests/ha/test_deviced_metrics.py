@@ -49,7 +49,7 @@ def test_daemon_metrics_file(inst, dbinfo):
         cur.execute(
             "INSERT INTO device_challenge (device_serial, psu_id, nonce, "
             "amount_minor, currency, payee_name, payee_iban, deadline) "
-            "VALUES (%s, %s, %s, 12345, 'EUR', 'Metrics Payee', "
+            "VALUES (%s, %s, %s, 12345, 'EUR', 'Metrics Creditor', "
             "'DE89370400440532013000', now() + interval '60 seconds') "
             "RETURNING id", (serial, psu_id, bytes(range(32))))
         cid = cur.fetchone()[0]

@@ -170,7 +170,7 @@ def test_device_challenges_from_database(inst, dbinfo):
                 "INSERT INTO device_challenge (device_serial, psu_id, nonce, "
                 "amount_minor, currency, payee_name, payee_iban, deadline, "
                 "status, outcome, counter, signature) VALUES (%s, %s, %s, 100, "
-                "'EUR', 'Payee', 'DE89370400440532013000', "
+                "'EUR', 'Creditor', 'DE89370400440532013000', "
                 "now() + interval '1 minute', %s, %s, %s, %s)",
                 (serial, psu_id, bytes(32), status, outcome,
                  1 if outcome else None, b"\x30" if outcome else None))

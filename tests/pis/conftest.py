@@ -239,8 +239,16 @@ class Emulator:
             return "PIS%04d%s" % (self.counter, uuid.uuid4().hex[:6].upper())
 
     def daemon_pid(self):
-        with open(os.path.join(self.dir, "deviced.pid")) as f:
-            return int(f.read().strip())
+        """The supervisor rewrites the file (truncate, then write): an
+        empty read is a restart in progress, so read again."""
+        path = os.path.join(self.dir, "deviced.pid")
+        for _ in range(100):
+            with open(path) as f:
+                text = f.read().strip()
+            if text:
+                return int(text)
+            time.sleep(0.02)
+        raise AssertionError("%s stayed empty" % path)
 
 
 def wait_for(fn, timeout=20, interval=0.1, what="condition"):

@@ -13,7 +13,7 @@ from conftest import (CREDITOR, NOK_REDIRECT, PAY, PKI_DIR, REDIRECT, SCT,
                       get_token, payment_body, payment_row, sql, sql1,
                       tpp_error, wait_shown, wait_status)
 import psd2lib
-from psd2lib import make_client, make_psu, sandbox_client
+from psd2lib import CtlError, make_client, make_psu, sandbox_client
 
 
 def stored(db, payer):
@@ -225,10 +225,26 @@ INVALID = [
     ("creditorName", "\u041c\u0430\u043a\u0441"),
     ("creditorName", "x\u0308\u0308"),
     ("creditorName", KeyError),
+    # The authenticator's labels and IBAN- or amount-like runs (PROTOCOL.md
+    # 5.3.2): a name that would show a second IBAN or amount.
+    ("creditorName", "Muster GmbH IBAN GB82 WEST 1234 5698 7654 32"),
+    ("creditorName", "Muster GmbH DE89 3704"),
+    ("creditorName", "Muster 20 000.00 EUR"),
+    ("creditorName", "Pay Muster"),
+    ("creditorName", "\u0131BAN Muster"),
     ("remittanceInformationUnstructured", "r" * 141),
     ("remittanceInformationUnstructured", "tab\there"),
     ("remittanceInformationUnstructured", ""),
     ("remittanceInformationUnstructured", 5),
+    # The rule for every text people read, as for the creditor's name.
+    ("remittanceInformationUnstructured", "Invoice \u202e24"),
+    ("remittanceInformationUnstructured", "Invoice\u200b24"),
+    ("remittanceInformationUnstructured", "Invoice \u206624"),
+    ("remittanceInformationUnstructured", "\ufeffInvoice 24"),
+    ("remittanceInformationUnstructured", "Invoice\u00a024"),
+    ("remittanceInformationUnstructured", "\u0421\u0447\u0435\u0442 24"),
+    ("remittanceInformationUnstructured", "Invoice  24"),
+    ("remittanceInformationUnstructured", "x\u0308\u0308"),
 ]
 
 
@@ -262,6 +278,65 @@ def test_invalid_field(api, db, plain_payer, path, value):
     m = tpp_error(r, 400, "FORMAT_ERROR", path)
     assert path.split(".")[0] in m["text"]
     assert stored(db, plain_payer) == before
+
+
+def test_label_injection_refused_with_its_reason(api, db, plain_payer):
+    """The name that showed a second IBAN on version 2's display line is
+    refused at initiation, saying why; nothing is stored."""
+    before = stored(db, plain_payer)
+    body = payment_body(plain_payer, name="Muster GmbH IBAN GB82 WEST 1234 "
+                        "5698 7654 32")
+    m = tpp_error(api.initiate(plain_payer, body, decoupled=False,
+                               headers=redirect_headers()),
+                  400, "FORMAT_ERROR", "creditorName")
+    assert m["text"].startswith("creditorName: contains a word the "
+                                "authenticator shows as a label"), m
+    body = payment_body(plain_payer, name="Muster 9,99")
+    m = tpp_error(api.initiate(plain_payer, body, decoupled=False,
+                               headers=redirect_headers()),
+                  400, "FORMAT_ERROR", "creditorName")
+    assert "reads as an IBAN or an amount" in m["text"], m
+    body = payment_body(plain_payer, remittance="Invoice \u202e24")
+    m = tpp_error(api.initiate(plain_payer, body, decoupled=False,
+                               headers=redirect_headers()),
+                  400, "FORMAT_ERROR", "remittanceInformationUnstructured")
+    assert m["text"] == ("remittanceInformationUnstructured: contains a "
+                         "character that is not allowed."), m
+    assert stored(db, plain_payer) == before
+
+
+def test_remittance_stored_nfc(api, db, plain_payer):
+    body = payment_body(plain_payer, remittance="Rene\u0301 12345, 9.99")
+    r = api.initiate(plain_payer, body, decoupled=False,
+                     headers=redirect_headers())
+    assert r.status_code == 201, r.text
+    row = sql1(db, "SELECT remittance FROM payment WHERE id = %s",
+               r.json()["paymentId"])
+    # The display rules are the payee name's only: digits stay allowed.
+    assert row == "Ren\u00e9 12345, 9.99"
+
+
+def test_names_keep_the_text_rule(db):
+    """psd2ctl refuses a TPP, person or account name people could misread
+    (the consent page, the staff pages, AIS); nothing is stored."""
+    with pytest.raises(CtlError) as e:
+        make_client(name="Good Bank \u202eKNAB LIVE")
+    assert "the TPP name contains a character that is not allowed" in str(
+        e.value)
+    assert make_client(name="Zo\u00eb's TPP 2024")
+    user = psd2lib.unique("psu")
+    p = psd2lib.psd2ctl("psu", "add", user, "--password", "pw-12345678",
+                        "--name", "Anna\u200bSchmidt", check=False)
+    assert p.returncode != 0 and "the name contains a character" in p.stderr
+    assert sql1(db, "SELECT count(*) FROM psu WHERE username = %s",
+                user) == 0
+    psd2lib.psd2ctl("psu", "add", user, "--password", "pw-12345678",
+                    "--name", "Anna Schmidt")
+    p = psd2lib.psd2ctl("account", "add", user, psd2lib.random_iban("DE"),
+                        "EUR", "Giro\u2066konto", check=False)
+    assert p.returncode != 0 and "the account name" in p.stderr
+    assert sql1(db, "SELECT count(*) FROM account a JOIN psu p ON "
+                "p.id = a.psu_id WHERE p.username = %s", user) == 0
 
 
 def test_longest_name_and_remittance(api, db, plain_payer):

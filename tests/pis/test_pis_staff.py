@@ -59,13 +59,13 @@ def form_post(sess, page, form_id, fields=None):
                      allow_redirects=False)
 
 
-def staff_login():
+def staff_login(role="operator"):
     username = unique("st")
     password = "pw-" + secrets.token_urlsafe(12)
     secret = random_base32()
     psd2ctl("staff", "add", username, "--password", password,
             "--totp-secret", secret, "--name", "Staff " + username[-6:],
-            "--role", "operator")
+            "--role", role)
     sess = psd2lib.http_session()
     r = sess.get(STAFF_URL + "/staff")
     assert r.status_code == 200, r.text
@@ -159,3 +159,26 @@ def test_staff_action_rejects_the_waiting_payment_at_once(
     assert "payment.sca" in events and pid in events
     assert "device blocked" in events
     assert ("device." + action) in events
+
+
+def test_tpp_name_keeps_the_text_rule(staff_server, db):
+    """PSUs read a TPP's name when they consent: the staff page refuses a
+    name that breaks the rule for such text (400, nothing stored; the
+    form's validator already keeps it to printable ASCII, the rule adds
+    the spacing) and stores a good one."""
+    _, sess = staff_login("admin")
+    org = "PSDDE-BAFIN-%d" % secrets.randbelow(10 ** 9)
+    for bad in ("Good Bank \u202eKNAB LIVE", "Good  Bank", " Good Bank",
+                "Good Bank "):
+        page = Page(sess.get(STAFF_URL + "/staff/tpps").text)
+        r = form_post(sess, page, "tpp-register",
+                      {"name": bad, "org_id": org})
+        assert r.status_code == 400, (bad, r.status_code)
+        assert sql1(db, "SELECT count(*) FROM tpp WHERE org_id = %s",
+                    org) == 0
+    page = Page(sess.get(STAFF_URL + "/staff/tpps").text)
+    r = form_post(sess, page, "tpp-register",
+                  {"name": "Good Bank", "org_id": org})
+    assert r.status_code == 200, (r.status_code, r.text[-1500:])
+    assert sql1(db, "SELECT name FROM tpp WHERE org_id = %s",
+                org) == "Good Bank"

@@ -287,7 +287,7 @@ def test_deviced_as_the_unit_starts_it(started, dbinfo):
     cur.execute(
         "INSERT INTO device_challenge (device_serial, psu_id, nonce, "
         "amount_minor, currency, payee_name, payee_iban, deadline) "
-        "VALUES (%s, %s, %s, 7654, 'EUR', 'Unit Payee', "
+        "VALUES (%s, %s, %s, 7654, 'EUR', 'Unit Creditor', "
         "'DE89370400440532013000', now() + interval '60 seconds') "
         "RETURNING id::text", (u.serial, psu_id, os.urandom(32)))
     cid = cur.fetchone()[0]

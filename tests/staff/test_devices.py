@@ -152,7 +152,7 @@ def test_block_fails_the_waiting_challenge_at_once(nojs_driver, new_device,
     cur.execute("INSERT INTO device_challenge (device_serial, psu_id, nonce, "
                 "amount_minor, currency, payee_name, payee_iban, deadline) "
                 "SELECT %s, id, decode(repeat('ab', 32), 'hex'), 1234, "
-                "'EUR', 'Payee GmbH', 'DE89370400440532013000', now() + "
+                "'EUR', 'Creditor GmbH', 'DE89370400440532013000', now() + "
                 "interval '5 min' FROM psu WHERE username = %s RETURNING id",
                 (serial, psu.username))
     challenge = cur.fetchone()[0]

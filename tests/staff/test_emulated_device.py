@@ -125,7 +125,7 @@ def test_new_device_enrolled_assigned_and_confirming(emulator, db,
     cur.execute("INSERT INTO device_challenge (device_serial, psu_id, nonce, "
                 "amount_minor, currency, payee_name, payee_iban, deadline) "
                 "SELECT %s, id, decode(md5(random()::text) || "
-                "md5(random()::text), 'hex'), 4200, 'EUR', 'Payee GmbH', "
+                "md5(random()::text), 'hex'), 4200, 'EUR', 'Creditor GmbH', "
                 "'DE89370400440532013000', now() + interval '60 s' "
                 "FROM psu WHERE username = %s RETURNING id",
                 (serial, psu.username))

@@ -121,7 +121,7 @@ def test_new_device_enrolled_on_the_pages_confirms_a_payment(
         "instructedAmount": {"currency": "EUR", "amount": "42.00"},
         "debtorAccount": {"iban": iban},
         "creditorAccount": {"iban": "DE89370400440532013000"},
-        "creditorName": "Payee GmbH"},
+        "creditorName": "Creditor GmbH"},
         headers={"TPP-Decoupled-Preferred": "true"})
     assert r.status_code == 201, r.text
     pid = r.json()["paymentId"]

@@ -38,7 +38,7 @@ endif
 
 UNIT_SRCS	:= $(addprefix $(UNIT_TOP)/src/common/, crypto.c encoding.c \
 		    totp.c keyring.c secretbox.c sealed.c money.c httpdate.c \
-		    devcur.c) \
+		    devcur.c devtext.c textrule.c) \
 		    $(addprefix $(UNIT_TOP)/src/web/, template.c i18n_pick.c)
 UNIT_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/obj/%.o,$(UNIT_SRCS))
 UNIT_LIB	:= $(UNIT_OUT)/libunit.a
@@ -98,8 +98,9 @@ UNIT_FUZZ_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 UNIT_FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 \
 		    -I$(UNIT_TOP)/src/common -I$(UNIT_TOP)/src/web \
 		    $(UNIT_FUZZ_SAN)
+# textrule.c needs the device's devtext.c, which the harnesses do not link.
 UNIT_FUZZ_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/fuzzobj/%.o, \
-		    $(UNIT_SRCS))
+		    $(filter-out %/textrule.c,$(UNIT_SRCS)))
 UNIT_FUZZ_SRCS	:= $(sort $(wildcard $(UNIT_TOP)/tests/fuzz/fuzz_*.c))
 UNIT_FUZZ_BINS	:= $(patsubst $(UNIT_TOP)/tests/fuzz/%.c,$(UNIT_OUT)/fuzz/%, \
 		    $(UNIT_FUZZ_SRCS))
