@@ -33,7 +33,7 @@ T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 test-api: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=api$(T_SUFFIX) $(T_RUN) api
 
-# Issue 11: metrics, request ids, instances behind HAProxy, PostgreSQL
+# Metrics, request ids, instances behind HAProxy, PostgreSQL
 # restarts (tests/ha; its listeners from PSD2_HA_PORT on, else free ports).
 test-ha: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=ha$(T_SUFFIX) $(T_RUN) ha
@@ -53,7 +53,7 @@ test-prod: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=prod$(T_SUFFIX) \
 	    $(T_RUN) prod
 
-# The staff portal (issue 10): the staff listener, Chromium and the API.
+# The staff portal: the staff listener, Chromium and the API.
 test-staff: all
 	@PSD2_BIN_DIR=$(BUILD)/bin PSD2_SUITE_LABEL=staff$(T_SUFFIX) \
 	    $(T_RUN) staff

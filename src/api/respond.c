@@ -181,7 +181,7 @@ respond_timestamp(char *out, size_t len)
 /*
  * The spec's 500 body. When the database could not be reached at all
  * (the query never ran), the same body with 503 and Retry-After: the
- * outage is transient and the client may retry (issue 8).
+ * outage is transient and the client may retry.
  */
 void
 respond_server_error(struct http_request *req, const char *where)

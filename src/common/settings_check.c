@@ -48,7 +48,7 @@ static const struct setting_rule	rules[] = {
 	{ "code_ttl", SET_INT, 1, 600, NULL },
 	/* RTS Art. 4(3)(d): at most 5 minutes without activity. */
 	{ "session_idle", SET_INT, 1, 300, NULL },
-	/* Staff pages (issue 10): at most 15 minutes without activity. */
+	/* Staff pages: at most 15 minutes without activity. */
 	{ "staff_session_idle", SET_INT, 1, 900, NULL },
 	/* RTS Art. 4(3)(b): at most five consecutive failures. */
 	{ "login_max_failures", SET_INT, 1, 5, NULL },

@@ -1,5 +1,5 @@
 /*
- * Payment initiation (issue 9): the TPP's payment endpoints under
+ * Payment initiation: the TPP's payment endpoints under
  * /auth/v1/psd2/payments/, the decider that verifies the authenticator's
  * signed outcome itself, and the booking.
  *

@@ -1,5 +1,5 @@
 /*
- * The authenticator pages (issue 10): the list (filter by status, search
+ * The authenticator pages: the list (filter by status, search
  * by serial or PSU), a confirmation page for every action (it works
  * without JavaScript; for an assignment it searches the PSU), the action
  * itself, and a PSU's page. Every change goes through

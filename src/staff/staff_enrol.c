@@ -1,5 +1,5 @@
 /*
- * Enrolment on the staff pages (issue 10): POST /staff/devices/action
+ * Enrolment on the staff pages: POST /staff/devices/action
  * with action=enrol, after the confirmation page showed the key
  * fingerprint for staff to compare with the device's display and label.
  * The service does not trust psd2-deviced's attestation_ok: it verifies

@@ -1,5 +1,5 @@
 /*
- * Staff accounts (issue 10; admin only): GET /staff/members lists them
+ * Staff accounts (admin only): GET /staff/members lists them
  * with a link per change to a confirmation page (GET
  * /staff/members/confirm), POST /staff/members/action changes the role,
  * disables (ending the member's sessions), enables or unlocks, each an

@@ -1,5 +1,5 @@
 /*
- * The TPP registry pages (issue 10; admin only): the list, registering a
+ * The TPP registry pages (admin only): the list, registering a
  * TPP, adding an OAuth client (redirect URIs, PKCE, token lifetime; the
  * secret is generated here, stored keyed and salted as psd2ctl stores it
  * (src/common/client_secret.h) and shown once), suspending (a

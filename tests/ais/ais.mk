@@ -1,4 +1,4 @@
-# AIS suite (issue 3): pytest tests/ais against $(BUILD)/bin, printing
+# AIS suite: pytest tests/ais against $(BUILD)/bin, printing
 # "ais: N passed, N failed". Include from the top-level Makefile:
 #	-include tests/ais/ais.mk
 # PSD2_TEST_PORT moves the test instance off 18080 (see tests/lib).

@@ -1,4 +1,4 @@
-"""AIS suite (issue 3): the account information endpoints, the consent
+"""AIS suite: the account information endpoints, the consent
 endpoints, the unattended-access limit, revocation and the PSU's consents
 page, against the real psd2gate (tests/lib/psd2_fixtures.py starts it on
 18080, or $PSD2_TEST_PORT) and PostgreSQL.

@@ -578,7 +578,7 @@ def test_ais_only_token_has_no_funds(w, api):
 
 
 def test_order_input_before_scope(w, api):
-    # The service settles the input before its one query (issue 8): a
+    # The service settles the input before its one query: a
     # malformed request is refused as such whatever the token's scope.
     tpp_error(api.get(tx_path(w.a_id) + "?dateFrom=bad", w.fund_token),
               400, "FORMAT_ERROR", "dateFrom")
@@ -607,7 +607,7 @@ def test_bearer_errors_everywhere(w, api, path):
     bearer_401(call(token="abc"), "Invalid access token: abc")
     bearer_401(call(token=w.tok["refresh_token"]),
                "Invalid access token: " + w.tok["refresh_token"])
-    # Another scheme's credential is never echoed (issue 8).
+    # Another scheme's credential is never echoed.
     r = call(authorization="Basic Zm9vOmJhcg==")
     bearer_401(r, "Invalid access token: ")
 

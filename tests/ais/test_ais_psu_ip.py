@@ -1,4 +1,4 @@
-"""PSU-IP-Address (issue 8): the header says the PSU is present, which
+"""PSU-IP-Address: the header says the PSU is present, which
 lifts the unattended-access limit, so only a syntactically valid IPv4 or
 IPv6 address counts (inet_pton); anything else is 400 FORMAT_ERROR with
 the Berlin Group tppMessages body and changes nothing. The address is

@@ -82,7 +82,7 @@ def test_consent_page_names_each_scope(psu_factory):
 
 
 def test_payment_only_scope_asks_for_accounts(psu_factory):
-    """Issue 9: the PSU picks the accounts a TPP may pay from; without
+    """The PSU picks the accounts a TPP may pay from; without
     one the consent is refused, nothing stored."""
     psu = psu_factory()
     b = to_consent(psu, SC, "PAYMENT_INITIATION")

@@ -1,4 +1,4 @@
-"""A database outage under traffic (issue 8, item 2).
+"""A database outage under traffic.
 
 The real test cluster is stopped with `pg_ctl stop -m fast`
 (tests/pgcluster.sh stop) while signed account-list calls and token grants
@@ -40,7 +40,7 @@ REQUEST_TIMEOUT = 5.0       # a hang shows as an exception, not a pass
 FAST = 3.0
 FAST_MEDIAN = 0.3           # their median
 HEALTH_FAST = 1.0           # /health, whatever the database does
-RECOVERY = 5.0              # issue 8: serve normally within 5 s
+RECOVERY = 5.0              # Serve normally within 5 s
 
 
 def cluster(cmd):

@@ -1,4 +1,4 @@
-"""HTTP/1.1 on the wire, against the running psd2gate (issue 8, section 3):
+"""HTTP/1.1 on the wire, against the running psd2gate:
 pipelining (also async database routes and leftovers as large as the
 header buffer), idle keep-alive connections closed quietly, strict
 Content-Length, case-sensitive methods, control bytes in header fields,

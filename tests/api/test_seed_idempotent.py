@@ -1,5 +1,5 @@
 """`psd2ctl sandbox-seed` run a second time changes nothing: every row of
-every table is the same before and after (issue 8). It runs on a database
+every table is the same before and after. It runs on a database
 of its own in the test cluster, so that no service, purge or other test
 writes between the two snapshots and any difference is the seed's."""
 

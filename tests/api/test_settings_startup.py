@@ -1,4 +1,4 @@
-"""Settings are validated when psd2gate starts (issue 8): a bad psd2_
+"""Settings are validated when psd2gate starts: a bad psd2_
 value (type, range, an unknown name) stops startup with a message naming
 the setting, instead of killing a worker at its first request. Each case
 starts psd2gate on a derived conf/test.conf (bound to port 0, so that a

@@ -1,6 +1,6 @@
 """Each step of the PSU's login and consent is single-use: a repeated post
 (double click, back button, a re-sent form) creates nothing new and shows
-the result of the first post (issue 8, section 3).
+the result of the first post.
 
 - Password step: it changes nothing on success, so a repeat shows the TOTP
   page again.

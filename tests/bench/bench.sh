@@ -135,7 +135,7 @@ else
 	fi
 fi
 
-# --- payment initiation, signed, decoupled (issue 9) ----------------------
+# --- payment initiation, signed, decoupled ----------------------
 # Each bench PSU gets an active authenticator (no daemon drives them here:
 # each initiation commits a payment, its authorisation and a device
 # challenge, which then wait for their deadline) and an access token with

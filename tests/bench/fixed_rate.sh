@@ -2,7 +2,7 @@
 # a database without the open payments of the initiation section (their
 # deadlines passing, thousands of rejections by the sweeps, fell on
 # whichever setup ran last): the signed account list at a fixed rate of
-# half of one instance's capacity (issue 11; fixed_capacity below), median
+# half of one instance's capacity (fixed_capacity below), median
 # of 3 runs each, for one instance alone, one behind HAProxy, and two
 # behind HAProxy (target: no more than 10% worse than one behind HAProxy,
 # in p50 and p99), and the CPU per answer of the instances, of PostgreSQL

@@ -1,4 +1,4 @@
-# Payment figures of make bench (issues 9 and 10), sourced by
+# Payment figures of make bench, sourced by
 # tests/bench/bench.sh after the other figures (the signed initiation
 # against pgbench is bench.sh's own section), with the "gate" instance
 # running (gate_base, gate_pid) in the bench cluster.

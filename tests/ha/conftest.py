@@ -1,4 +1,4 @@
-"""HA and observability suite (issue 11): metrics, request ids, several
+"""HA and observability suite: metrics, request ids, several
 instances behind HAProxy, PostgreSQL restarts. pytest against the real
 psd2gate and PostgreSQL; see tests/lib/psd2_fixtures.py."""
 

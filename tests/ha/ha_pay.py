@@ -1,4 +1,4 @@
-"""Payments in the HA suite (issues 9 and 11): a PSU with an EUR account
+"""Payments in the HA suite: a PSU with an EUR account
 and an emulated authenticator driven by a ha_lib.Daemon, decoupled
 payments initiated with signed requests, confirmed on the device (PIN,
 button) and followed through the TPP's status endpoint, as tests/pis

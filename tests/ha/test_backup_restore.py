@@ -1,4 +1,4 @@
-"""Backups (issue 11): a base backup plus the WAL archive restore the
+"""Backups: a base backup plus the WAL archive restore the
 database to a point in time. Every token a client saw issued before that
 point is there; none issued after it is. The same for payments: decoupled
 payments confirmed on the emulated authenticator (psd2-deviced) and seen

@@ -1,4 +1,4 @@
-"""psd2-deviced exposes its own metrics (issue 11): a Prometheus text
+"""psd2-deviced exposes its own metrics: a Prometheus text
 file for the node exporter's textfile collector, rewritten each second:
 devices present and seen by this daemon, challenge ends it wrote, its
 database connection. The service's /metrics shows the same challenge

@@ -1,4 +1,4 @@
-"""PostgreSQL failover (issue 11): a primary with a synchronous
+"""PostgreSQL failover: a primary with a synchronous
 streaming standby, the service and psd2-deviced connected with a libpq
 multi-host string (target_session_attrs=read-write). Under refresh
 grants and AIS calls the primary is stopped hard and the standby

@@ -1,4 +1,4 @@
-"""Two psd2gate instances behind HAProxy on one PostgreSQL (issue 11):
+"""Two psd2gate instances behind HAProxy on one PostgreSQL:
 the whole OAuth flow with every request going to the other instance
 than the one before (login page on one, password and TOTP on the other,
 consent, token, AIS on both, a decoupled payment initiated on one and

@@ -1,4 +1,4 @@
-"""Prometheus metrics (issue 11): a listener of their own, one answer for
+"""Prometheus metrics: a listener of their own, one answer for
 all workers of an instance (shared memory mapped by the parent before the
 workers fork), the families the issue names, `promtool check metrics`."""
 

@@ -1,4 +1,4 @@
-"""`pg_ctl restart -m fast` under load (issue 11): psd2gate and
+"""`pg_ctl restart -m fast` under load: psd2gate and
 psd2-deviced recover by themselves, errors only while PostgreSQL is
 down, and every token that a client saw issued is still there. Payment
 confirmations flow too (initiated through the service, confirmed on the

@@ -1,6 +1,6 @@
 """Every line about a request carries its request id, and so does each of
 its SQL statements (a leading comment, seen in pg_stat_activity), so one
-request can be followed from the log through PostgreSQL (issue 11). A
+request can be followed from the log through PostgreSQL. A
 made-up id (no or a malformed x-request-id) lives in the request (Kore
 patch 0021): two requests in flight in one worker keep theirs."""
 

@@ -1,4 +1,4 @@
-"""The request id reaches psd2-deviced (issue 11): a payment's
+"""The request id reaches psd2-deviced: a payment's
 x-request-id (of its initiation) is in the service's log line, in the
 payment's SQL (the leading comment) and on the device challenge's row
 (device_challenge.request_id, migration 105), and psd2-deviced names it

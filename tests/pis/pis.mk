@@ -1,4 +1,4 @@
-# Payment initiation suite (issue 9): pytest tests/pis against
+# Payment initiation suite: pytest tests/pis against
 # $(BUILD)/bin with psd2-deviced and emulated authenticators under
 # umockdev, printing "pis: N passed, N failed".
 

@@ -1,4 +1,4 @@
-"""Every SCA outcome of a decoupled payment is an audit row (issue 10),
+"""Every SCA outcome of a decoupled payment is an audit row,
 written by the decider's SQL in the transaction that decides the payment:
 a confirmation on the device, a decline, a timeout and a failure (the
 device unplugged). Exactly one row per payment, actor the PSU, inserted

@@ -1,5 +1,5 @@
-"""A confirmation's audit row stays out of the action index (migration 110,
-issue 10 "Figures"): payment.sca rows are most of the log under load, and
+"""A confirmation's audit row stays out of the action index (migration 110):
+payment.sca rows are most of the log under load, and
 each index entry is work inside commits that the decision's NOTIFY
 serialises. The filters still work and stay indexed: psd2ctl audit list
 --action payment.sca finds the row newest first on the primary key, any

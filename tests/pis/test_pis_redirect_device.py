@@ -1,4 +1,4 @@
-"""Redirect SCA on the PSU's authenticator (issue 9), in headless Chromium
+"""Redirect SCA on the PSU's authenticator, in headless Chromium
 with the real daemon and an emulated authenticator under umockdev: the
 PSU logs in with the password alone (no TOTP), chooses "confirm on my
 authenticator"; the challenge is created then, with exactly the

@@ -1,4 +1,4 @@
-"""The login for a payment's authorise page (issue 9: "password, then
+"""The login for a payment's authorise page ("password, then
 device or TOTP on the payment page"), in headless Chromium: the password
 alone opens a session for that payment's page only, never for the
 PSU's other pages (payments list, consents), which keep asking for

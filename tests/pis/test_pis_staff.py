@@ -1,5 +1,5 @@
 """Staff take a PSU's authenticator out of service while a decoupled
-payment waits on it (issues 9 and 10): blocking it on the staff pages
+payment waits on it: blocking it on the staff pages
 (over HTTP, as a browser without JavaScript: the device list's action,
 its confirmation page, its form), unassigning or retiring it fails the
 challenge in the staff action's own transaction, and the decider (woken

@@ -1,4 +1,4 @@
-"""Production suite (issue 11): conf/production.conf started for real
+"""Production suite: conf/production.conf started for real
 (TLS, mTLS, seccomp, chroot and dropped privileges), psd2ctl's
 configuration lookup, the systemd units, the OAuth metadata document.
 

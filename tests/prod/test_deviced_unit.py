@@ -1,5 +1,5 @@
-"""psd2-deviced started the way conf/systemd/psd2-deviced.service says
-(issue 11). systemd is not PID 1 here, so neither systemctl nor
+"""psd2-deviced started the way conf/systemd/psd2-deviced.service says.
+systemd is not PID 1 here, so neither systemctl nor
 systemd-run can start the unit; this test starts what the unit would:
 its ExecStart (from the unit, paths of the test machine substituted by
 tests/prod/units.py), as its User and Group with no supplementary groups,

@@ -1,4 +1,4 @@
-"""conf/production.conf started for real (issue 11): the configuration of
+"""conf/production.conf started for real: the configuration of
 tests/prod/prodconf.py (only addresses, host paths and test certificates
 differ), psd2gate started as root without -n/-r, so the workers and the
 key manager chroot and drop to the unprivileged user psd2gate, with

@@ -1,4 +1,4 @@
-"""make soak (issue 11; not part of make test): one psd2gate on the test
+"""make soak (not part of make test): one psd2gate on the test
 cluster under mixed traffic (whole logins with consent and code
 exchange, refresh grants, signed account-list calls, decoupled payments)
 at 80% of the capacity measured first on this machine, for SOAK_SECONDS

@@ -1,4 +1,4 @@
-"""Staff portal suite (issue 10): psd2gate with its staff listener (conf/
+"""Staff portal suite: psd2gate with its staff listener (conf/
 staff.conf) on PSD2_TEST_STAFF_PORT (default 18083, else a free port),
 the public listener on PSD2_TEST_PORT, headless Chromium, the real test
 database."""

@@ -1,4 +1,4 @@
-"""The hash-chained audit log (issue 10, part 2): rows inserted unsealed,
+"""The hash-chained audit log: rows inserted unsealed,
 sealed by the service's timer and by psd2ctl, verified in C by psd2ctl
 audit verify, which names the first bad row after a superuser edits,
 deletes or recomputes rows; the signed checkpoint catches a deleted tail

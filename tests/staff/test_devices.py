@@ -1,4 +1,4 @@
-"""Authenticator pages (issue 10, part 3): list, filter and search,
+"""Authenticator pages: list, filter and search,
 assignment with four eyes, unassign, block (failing the PSU's waiting
 challenge at once), retire, the PSU page, and psd2ctl device
 unassign|retire writing the same audit rows. Devices are rows as

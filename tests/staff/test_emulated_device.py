@@ -1,4 +1,4 @@
-"""A new emulated authenticator (issue 10): plugged in with psd2-emu add
+"""A new emulated authenticator: plugged in with psd2-emu add
 while psd2-deviced runs as the daemon's database role (psd2_daemon), it
 shows as not enrolled on the staff page with the fingerprint psd2ctl
 prints at enrolment; enrolled (psd2ctl as the operator's role: the

@@ -1,4 +1,4 @@
-"""Enrolment on the staff pages (issue 10): a new emulated authenticator
+"""Enrolment on the staff pages: a new emulated authenticator
 (psd2-emu add while psd2-deviced runs as psd2_daemon) shows as not
 enrolled with the fingerprint its display shows; an operator enrols it in
 Chromium after the confirmation page asked to compare the fingerprint

@@ -1,4 +1,4 @@
-"""Staff accounts page (issue 10; admin only): role changes, disabling
+"""Staff accounts page (admin only): role changes, disabling
 (the member's session ends at once), enabling, unlocking, each confirmed
 first and audited; an operator is refused; an admin cannot disable or
 demote themselves."""

@@ -1,4 +1,4 @@
-"""Staff login on the staff listener (issue 10, part 1): password and
+"""Staff login on the staff listener: password and
 TOTP, a session cookie scoped to /staff with a 15-minute idle timeout, the
 PSU lockout rules, roles, and the refusals: /staff on the public port, a
 missing or foreign CSRF token, an expired session, a PSU cookie on a staff

@@ -1,4 +1,4 @@
-"""TPP registry pages (issue 10, part 4; admin only): register a TPP and
+"""TPP registry pages (admin only): register a TPP and
 an OAuth client (the secret shown once and stored keyed and salted: it
 authenticates at the token endpoint), suspend (every token stops at once)
 and reactivate, each an audit row; an operator is refused."""

@@ -1,4 +1,4 @@
-"""TPP identity suite (issue 4): request signatures, digests and eIDAS
+"""TPP identity suite: request signatures, digests and eIDAS
 certificates against the real psd2gate and PostgreSQL.
 
 The test PKI is minted at import (tests/pki/mint.sh: the sandbox CA in

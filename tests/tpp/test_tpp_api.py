@@ -1,4 +1,4 @@
-"""TPP identity on the API (issue 4): every step of the verification on
+"""TPP identity on the API: every step of the verification on
 GET /auth/v1/psd2/account/account-list (and account-balance for a body),
 with the exact status and Berlin Group code of each failure."""
 

@@ -1,4 +1,4 @@
-"""A signature must sign its time (issue 8): draft-cavage signatures must
+"""A signature must sign its time: draft-cavage signatures must
 list date among the signed headers (this bank's rule; the Berlin Group
 text allows date but does not require it), a JWS signs sigT. Otherwise a
 captured request stays usable for ever once the x-request-id replay

@@ -1,4 +1,4 @@
-"""TLS with client certificates (issue 4, production set-up): a listener
+"""TLS with client certificates (production set-up): a listener
 of tests/tpp/tls.conf on 127.0.0.1:18443 asks for a QWAC chained to the
 sandbox CA, and the token endpoint binds access tokens to it (RFC 8705
 x5t#S256). Codes come from the plain instance of this suite (same

@@ -1,4 +1,4 @@
-"""Unsigned requests (issue 8). psd2_signing_required is on unless a
+"""Unsigned requests. psd2_signing_required is on unless a
 configuration turns it off explicitly, and an unsigned request never
 holds a PSD2 role it has not proven: with signing off it holds only the
 roles psd2_unsigned_roles names (none by default). It still acts only as

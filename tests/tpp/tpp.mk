@@ -1,4 +1,4 @@
-# TPP identity (issue 4): unit tests (cmocka), libFuzzer harnesses and the
+# TPP identity: unit tests (cmocka), libFuzzer harnesses and the
 # API suite of src/tpp. Included by the top-level Makefile; also usable on
 # its own:
 #	make -f tests/tpp/tpp.mk test-tpp-unit [SANITIZE=1]

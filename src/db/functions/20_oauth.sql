@@ -304,7 +304,7 @@ BEGIN
 		RETURN 'failed';
 	END IF;
 	IF p.locked_until IS NOT NULL AND p.locked_until > now() THEN
-		-- An SCA outcome (issue 10: audit log).
+		-- An SCA outcome (audit log).
 		INSERT INTO audit_log (actor, action, detail)
 		VALUES ('psu:' || p.username, 'psu.login_failed',
 		    jsonb_build_object('factor', CASE WHEN p_reset THEN 'totp'

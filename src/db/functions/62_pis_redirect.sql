@@ -1,10 +1,10 @@
--- Payment initiation, the PSU's pages (issue 9, redirect part): what the
+-- Payment initiation, the PSU's pages (redirect): what the
 -- bank's own pages under /auth/payments read. The current definition of
 -- each function, applied whole after the migrations (src/db/README.md).
 
 -- GET /auth/payments: the PSU of the browser session (idle rule of the
 -- PSU login, session_psu) and their payments, newest first. Unlike the
--- TPP, the PSU sees the specific reason of a rejection (issue 9). The
+-- TPP, the PSU sees the specific reason of a rejection. The
 -- amount stays integer minor units; the page formats it (devcur_format).
 CREATE OR REPLACE FUNCTION psu_payments(p_session_hash bytea, p_idle integer,
     OUT psu_id bigint, OUT payments json)

@@ -167,7 +167,7 @@ BEGIN
 END;
 $$;
 
--- ---- Authenticators (issue 10, part 3) --------------------------------
+-- ---- Authenticators --------------------------------
 -- Every change of a device's status or PSU by staff (pages, actor
 -- 'staff:<username>') or by psd2ctl (actor 'operator:<name>') goes
 -- through staff_device_action, in one transaction with its audit row.
@@ -269,7 +269,7 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 	FROM psu p WHERE p.username = p_username;
 $$;
 
--- ---- TPPs (issue 10, part 4; admin only) ------------------------------
+-- ---- TPPs (admin only) -----------------------------
 
 CREATE OR REPLACE FUNCTION staff_tpps_json()
 RETURNS jsonb LANGUAGE sql STABLE AS $$
@@ -372,7 +372,7 @@ BEGIN
 END;
 $$;
 
--- ---- The audit log page (issue 10) ------------------------------------
+-- ---- The audit log page ------------------------------------
 -- Newest first, p_limit rows with id < p_before (NULL: from the newest),
 -- filtered by actor and action prefix (NULL or '': any). "older" is the
 -- p_before of the next page, NULL on the last one.
@@ -400,7 +400,7 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 		    LIMIT p_limit) y) END);
 $$;
 
--- ---- Staff accounts (issue 10; admin only) ----------------------------
+-- ---- Staff accounts (admin only) ----------------------------
 -- Adding a member stays with psd2ctl staff add (the password is hashed
 -- there); the pages change roles, disable, enable and unlock.
 
