@@ -1,14 +1,14 @@
 /*
  * The scaRedirect page of a payment, GET (authorise_page.c) and POST
  * (authorise_confirm.c) of /auth/payments/{paymentId}/authorise; what
- * both use is below them (authorise_binding.c, src/psu/psu_session.h).
+ * both use is below them (authorise_binding.c, src/psu/payment_path.h).
  */
 #ifndef PSD2_PIS_AUTHORISE_H
 #define PSD2_PIS_AUTHORISE_H
 
 #include <stddef.h>
 
-#include "psu/psu_session.h"
+#include "psu/payment_path.h"
 
 struct http_request;
 

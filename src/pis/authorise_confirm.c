@@ -42,6 +42,7 @@
 #include "pis/pis.h"
 #include "pis/sca_code.h"
 #include "psu/login.h"
+#include "psu/payment_path.h"
 #include "psu/psu_session.h"
 #include "web/forms.h"
 #include "web/pages.h"

@@ -30,6 +30,7 @@
 #include "db/db.h"
 #include "pis/authorise.h"
 #include "pis/payments_page.h"
+#include "psu/payment_path.h"
 #include "psu/psu_session.h"
 #include "web/forms.h"
 #include "web/pages.h"

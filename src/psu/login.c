@@ -23,7 +23,7 @@
 #include "common/crypto.h"
 #include "psu/login.h"
 #include "psu/login_machine.h"
-#include "psu/psu_session.h"
+#include "psu/payment_path.h"
 #include "web/pages.h"
 
 int	psu_login(struct http_request *);
