@@ -33,7 +33,7 @@ DEV_CMOCKA_LIBS	:= -lcmocka
 DEV_CORE_SRC	:= device/devframe.c device/devsig.c device/devtext.c \
 		   device/iban.c device/devcur.c device/devenrol.c
 DEV_DAEMON_SRC	:= device/deviced.c device/deviced_usb.c device/deviced_db.c \
-		   device/deviced_metrics.c \
+		   device/deviced_metrics.c device/deviced_log.c \
 		   device/deviced_queue.c device/devusb.c src/common/settings.c
 DEV_EMU_SRC	:= device/emu/usbemu.c device/emu/firmware.c
 

@@ -18,7 +18,7 @@
 #include <libpq-fe.h>
 #include <openssl/rand.h>
 
-#include "deviced.h"
+#include "deviced_db.h"
 #include "devsig.h"
 
 #define DB_RECONNECT_MIN_MS	250

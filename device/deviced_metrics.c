@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "deviced.h"
+#include "deviced_common.h"
 
 /* The host label's value, escaped as the exposition format asks. */
 static void

@@ -6,9 +6,13 @@
  * per-device protocol state) and never touches PostgreSQL; the main
  * thread owns libpq (LISTEN, claims, leases, outcomes) and never touches
  * libusb. They exchange struct dmsg through two queues.
+ *
+ * This header is what both threads share (configuration, log, messages,
+ * queues, counters), below them: deviced.c (main) uses deviced_usb.h and
+ * deviced_db.h, and neither of those uses main.
  */
-#ifndef PSD2_DEVICED_H
-#define PSD2_DEVICED_H
+#ifndef PSD2_DEVICED_COMMON_H
+#define PSD2_DEVICED_COMMON_H
 
 #include <pthread.h>
 #include <stdint.h>
@@ -89,16 +93,9 @@ struct devd_stats {
 int	devd_metrics_write(const char *, const char *,
 	    const struct devd_stats *);
 
-/* USB thread. */
-int	devd_usb_start(const struct devd_conf *, struct dqueue *to_main,
-	    struct dqueue *to_usb);
-void	devd_usb_stop(void);
-
-/* Main (database) thread; returns the process exit code. */
-int	devd_db_run(const struct devd_conf *, struct dqueue *from_usb,
-	    struct dqueue *to_usb, int sigfd);
-
-/* One line per event on stderr (journald adds time and unit). */
+/* One line per event on stderr (journald adds time and unit), or to
+ * syslog after devd_log_to_syslog() (daemon mode). */
 void	devd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	devd_log_to_syslog(void);
 
 #endif
