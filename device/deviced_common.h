@@ -82,12 +82,21 @@ enum {
 	DEVD_OUT_FAILED, DEVD_OUT_RELEASED, DEVD_OUT_KINDS
 };
 
+/* Why an end was not written: the challenge was no longer this daemon's
+ * to end (the service cancelled it first, the lease was lost), or the
+ * database kept refusing the write until it could no longer count. */
+enum {
+	DEVD_NW_REFUSED, DEVD_NW_GIVEN_UP, DEVD_NW_KINDS
+};
+
 struct devd_stats {
 	int		 present;
 	int		 seen;
 	int		 connected;
 	uint64_t	 connects;
 	uint64_t	 ends[DEVD_OUT_KINDS];
+	uint64_t	 not_written[DEVD_NW_KINDS];
+	uint64_t	 write_retries;
 };
 
 int	devd_metrics_write(const char *, const char *,
