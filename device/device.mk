@@ -34,7 +34,7 @@ DEV_PQ_LIBS	:= -lpq
 DEV_CMOCKA_LIBS	:= -lcmocka
 
 DEV_DAEMON_SRC	:= device/deviced.c device/deviced_usb.c device/deviced_db.c \
-		   device/deviced_metrics.c \
+		   device/deviced_metrics.c device/deviced_log.c \
 		   device/deviced_queue.c device/devusb.c
 DEV_EMU_SRC	:= device/emu/usbemu.c device/emu/firmware.c
 

@@ -8,37 +8,19 @@
  * listed in device/README.md.
  */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <syslog.h>
 #include <unistd.h>
 
-#include "deviced.h"
+#include "deviced_common.h"
+#include "deviced_db.h"
+#include "deviced_usb.h"
 #include "common/settings.h"
 
 #define DEVD_DEFAULT_CONF	"/etc/psd2gate/psd2-deviced.conf"
 #define DEVD_STOP_TIMEOUT_S	10
-
-static int	log_syslog;
-
-void
-devd_log(const char *fmt, ...)
-{
-	va_list	ap;
-	char	line[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (log_syslog) {
-		syslog(LOG_INFO, "%s", line);
-		return;
-	}
-	fprintf(stderr, "psd2-deviced: %s\n", line);
-}
 
 static void
 usage(void)
@@ -130,8 +112,7 @@ main(int argc, char **argv)
 			perror("daemon");
 			return (1);
 		}
-		openlog("psd2-deviced", LOG_PID, LOG_DAEMON);
-		log_syslog = 1;
+		devd_log_to_syslog();
 	}
 	if ((sigfd = signalfd(-1, &mask, SFD_CLOEXEC)) == -1) {
 		devd_log("signalfd failed");

@@ -2,8 +2,12 @@
  * psd2-deviced's main thread: PostgreSQL. It records devices, claims
  * challenges for the devices plugged in here with a lease (FOR UPDATE
  * SKIP LOCKED, so several daemons share one queue), hands them to the USB
- * thread, and writes outcomes back. Outcomes wait in memory while the
- * database is away and are written after the reconnect.
+ * thread, and writes outcomes back. Every write is a call of a function
+ * of src/db/functions/50_devices.sql (the daemon's role may do nothing
+ * else). An end that cannot be written yet waits in memory: while the
+ * database is away, until the reconnect; after an error that can pass (a
+ * lock or statement timeout, a serialisation failure, a deadlock), for
+ * another try with backoff, until it could no longer count.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,14 +22,19 @@
 #include <libpq-fe.h>
 #include <openssl/rand.h>
 
-#include "deviced.h"
+#include "deviced_db.h"
 #include "devsig.h"
 #include "encoding.h"
 
 #define DB_RECONNECT_MIN_MS	250
 #define DB_RECONNECT_MAX_MS	5000
 #define DB_STOP_WAIT_MS		1500
-#define DB_SWEEP_GRACE		"1 second"
+#define DB_RETRY_MIN_MS		100
+#define DB_RETRY_MAX_MS		2000
+/* How long after the challenge's deadline an end is still tried: by then
+ * the service has decided the payment (an outcome written after the
+ * deadline counts as timed out), so the write can no longer matter. */
+#define DB_WRITE_GRACE_MS	30000
 
 enum wkind {
 	W_NONE,
@@ -53,6 +62,13 @@ struct mdev {
 	enum wkind		 wkind;
 	struct dev_result	 result;
 	char			 reason[DEVD_REASON_MAX];
+	/* The end's write: the function's verdict, the next try after an
+	 * error that can pass, and the last moment worth trying. */
+	char			 verdict[16];
+	int			 write_tries;
+	int			 write_backoff_ms;
+	int64_t			 write_at;
+	int64_t			 write_until;
 };
 
 static struct {
@@ -70,6 +86,7 @@ static struct {
 	size_t			 ndevs;
 	struct devd_stats	 stats;
 	int64_t			 next_metrics;
+	char			 sqlstate[6];	/* of the last error */
 } M;
 
 static int64_t
@@ -140,14 +157,32 @@ db_drop(const char *why)
 	M.reconnect_at = now_ms() + M.backoff_ms;
 }
 
+/*
+ * Whether an error may pass if the same statement is tried again, by
+ * SQLSTATE: transaction rollback (40: serialisation failure, deadlock),
+ * insufficient resources (53), lock not available (55P03: lock_timeout),
+ * operator intervention (57: statement_timeout, a cancel, a shutdown),
+ * system errors (58) and connection exceptions (08). Anything else (bad
+ * data, a missing privilege or function) would fail the same way again.
+ */
+static int
+sqlstate_transient(const char *s)
+{
+	return (strncmp(s, "40", 2) == 0 || strncmp(s, "53", 2) == 0 ||
+	    strcmp(s, "55P03") == 0 || strncmp(s, "57", 2) == 0 ||
+	    strncmp(s, "58", 2) == 0 || strncmp(s, "08", 2) == 0);
+}
+
 /* Runs one statement; NULL (and the connection dropped if it broke) on
- * failure. */
+ * failure, with the error's SQLSTATE in M.sqlstate. */
 static PGresult *
 db_exec(const char *sql, int n, const char *const *params)
 {
 	PGresult	*res;
 	ExecStatusType	 st;
+	const char	*code;
 
+	M.sqlstate[0] = '\0';
 	if (M.db == NULL)
 		return (NULL);
 	res = PQexecParams(M.db, sql, n, NULL, params, NULL, NULL, 0);
@@ -159,7 +194,10 @@ db_exec(const char *sql, int n, const char *const *params)
 		db_drop(PQerrorMessage(M.db));
 		return (NULL);
 	}
-	devd_log("database error: %s", PQresultErrorMessage(res));
+	code = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	snprintf(M.sqlstate, sizeof(M.sqlstate), "%s", code ? code : "");
+	devd_log("database error (SQLSTATE %s): %s", M.sqlstate,
+	    strtok(PQresultErrorMessage(res), "\n"));
 	PQclear(res);
 	return (NULL);
 }
@@ -246,14 +284,8 @@ db_record(struct mdev *d)
 	p[4] = att;
 	p[5] = d->attest_ok ? "true" : "false";
 	p[6] = M.conf->host;
-	res = db_exec(
-	    "INSERT INTO device (serial, model, firmware, public_key, "
-	    "attestation, attestation_ok, host) "
-	    "VALUES ($1, $2, $3, $4::bytea, $5::bytea, $6::boolean, $7) "
-	    "ON CONFLICT (serial) DO UPDATE SET last_seen = now(), "
-	    "host = EXCLUDED.host, firmware = EXCLUDED.firmware "
-	    "WHERE device.public_key = EXCLUDED.public_key "
-	    "RETURNING status, (xmax = 0)", 7, p);
+	res = db_exec("SELECT status, first_time FROM deviced_record($1, $2, "
+	    "$3, $4::bytea, $5::bytea, $6::boolean, $7)", 7, p);
 	if (res == NULL)
 		return;
 	d->recorded = 1;
@@ -342,24 +374,9 @@ db_claim(struct mdev *d)
 	p[1] = lease;
 	p[2] = d->serial;
 	p[3] = pub;
-	res = db_exec(
-	    "UPDATE device_challenge c SET status = 'claimed', "
-	    "lease_owner = $1, lease_expires = now() + "
-	    "make_interval(secs => $2::int), attempts = c.attempts + 1, "
-	    "claimed_at = now() "
-	    "WHERE c.id = (SELECT c2.id FROM device_challenge c2 "
-	    "JOIN device d ON d.serial = c2.device_serial "
-	    "WHERE c2.device_serial = $3 AND d.status = 'active' "
-	    "AND d.psu_id = c2.psu_id AND d.public_key = $4::bytea "
-	    "AND c2.deadline > now() + interval '2 seconds' "
-	    "AND (c2.status = 'pending' OR (c2.status = 'claimed' "
-	    "AND c2.lease_expires < now())) "
-	    "ORDER BY c2.created_at LIMIT 1 FOR UPDATE OF c2 SKIP LOCKED) "
-	    "RETURNING c.id, c.nonce, c.amount_minor, c.currency, "
-	    "c.payee_name, c.payee_iban, GREATEST(1, LEAST(600, "
-	    "floor(extract(epoch FROM c.deadline - now())) - 1))::int, "
-	    "c.attempts, c.request_id",
-	    4, p);
+	res = db_exec("SELECT id, nonce, amount_minor, currency, payee_name, "
+	    "payee_iban, timeout_s, attempts, request_id "
+	    "FROM deviced_claim($1, $2::int, $3, $4::bytea)", 4, p);
 	if (res == NULL)
 		return;
 	d->want_claim = 0;
@@ -368,6 +385,11 @@ db_claim(struct mdev *d)
 		if (claim_fill(d, res, m) == 0) {
 			d->has_claim = 1;
 			d->cancelling = 0;
+			/* The deadline is the device's timeout and one second
+			 * later (PROTOCOL.md 5.6). */
+			d->write_until = now_ms() + ((int64_t)
+			    m->confirm.timeout_s + 1) * 1000 +
+			    DB_WRITE_GRACE_MS;
 			devd_log("challenge %s claimed for device %s "
 			    "(attempt %s, %us to answer)", d->challenge_tag,
 			    d->serial, PQgetvalue(res, 0, 7),
@@ -400,14 +422,20 @@ end_kind(const struct mdev *d)
 	return (DEVD_OUT_TIMED_OUT);
 }
 
-/* Writes the claim's end. 0 when written or moot, -1 to retry later. */
-static int
+enum wres {
+	WR_OK,		/* the function answered: d->verdict */
+	WR_ERROR,	/* an SQL error, the connection still up */
+	WR_LOST		/* no connection */
+};
+
+/* Calls the write function of the claim's end; its verdict ("written",
+ * or why not) goes into d->verdict. */
+static enum wres
 db_write(struct mdev *d)
 {
 	char		 counter[16], sig[2 + 2 * DEV_SIG_MAX + 1];
 	const char	*p[5];
 	PGresult	*res;
-	const char	*what;
 
 	p[0] = d->challenge_id;
 	p[1] = M.owner;
@@ -419,63 +447,131 @@ db_write(struct mdev *d)
 		p[2] = dev_outcome_name(d->result.outcome);
 		p[3] = counter;
 		p[4] = sig;
-		res = db_exec("UPDATE device_challenge SET status = 'done', "
-		    "outcome = $3, counter = $4::bigint, signature = $5::bytea, "
-		    "finished_at = now(), lease_owner = NULL, "
-		    "lease_expires = NULL WHERE id = $1::uuid "
-		    "AND lease_owner = $2 AND status = 'claimed'", 5, p);
-		what = p[2];
+		res = db_exec("SELECT deviced_finish($1::uuid, $2, $3, "
+		    "$4::bigint, $5::bytea)", 5, p);
 		break;
 	case W_FAILED:
-		p[2] = d->reason;
-		res = db_exec("UPDATE device_challenge SET status = 'failed', "
-		    "failure_reason = $3, finished_at = now(), "
-		    "lease_owner = NULL, lease_expires = NULL "
-		    "WHERE id = $1::uuid AND lease_owner = $2 "
-		    "AND status = 'claimed'", 3, p);
-		what = "failed";
-		break;
 	case W_RELEASE:
 		p[2] = d->reason;
-		res = db_exec("UPDATE device_challenge SET status = 'pending', "
-		    "last_error = $3, lease_owner = NULL, lease_expires = NULL "
-		    "WHERE id = $1::uuid AND lease_owner = $2 "
-		    "AND status = 'claimed'", 3, p);
-		what = "released";
+		p[3] = d->wkind == W_RELEASE ? "true" : "false";
+		res = db_exec("SELECT deviced_fail($1::uuid, $2, $3, "
+		    "$4::boolean)", 4, p);
 		break;
 	default:
-		return (0);
+		snprintf(d->verdict, sizeof(d->verdict), "written");
+		return (WR_OK);
 	}
 	if (res == NULL)
-		return (M.db == NULL ? -1 : 0);
-	if (strcmp(PQcmdTuples(res), "1") == 0) {
+		return (M.db == NULL ? WR_LOST : WR_ERROR);
+	snprintf(d->verdict, sizeof(d->verdict), "%s", PQntuples(res) == 1 ?
+	    PQgetvalue(res, 0, 0) : "unknown");
+	PQclear(res);
+	return (WR_OK);
+}
+
+static const char *
+wkind_name(const struct mdev *d)
+{
+	if (d->wkind == W_RESULT)
+		return (dev_outcome_name(d->result.outcome));
+	return (d->wkind == W_FAILED ? "failed" : "released");
+}
+
+static void
+write_clear(struct mdev *d)
+{
+	d->wkind = W_NONE;
+	d->has_claim = 0;
+	d->write_tries = 0;
+	d->write_backoff_ms = 0;
+	d->write_at = 0;
+}
+
+/* The function answered (committed): log and count what it did. */
+static void
+write_done(struct mdev *d)
+{
+	if (strcmp(d->verdict, "written") == 0) {
 		M.stats.ends[end_kind(d)]++;
 		if (d->wkind == W_RESULT)
 			devd_log("challenge %s on device %s: %s, counter %"
-			    PRIu32, d->challenge_tag, d->serial, what,
+			    PRIu32, d->challenge_tag, d->serial, wkind_name(d),
 			    d->result.counter);
 		else
 			devd_log("challenge %s on device %s %s: %s",
-			    d->challenge_tag, d->serial, what, d->reason);
+			    d->challenge_tag, d->serial, wkind_name(d),
+			    d->reason);
+	} else if (strcmp(d->verdict, "cancelled") == 0) {
+		/* The service's cancel took the row first (PROTOCOL.md 5.4). */
+		M.stats.not_written[DEVD_NW_REFUSED]++;
+		devd_log("challenge %s on device %s: %s refused, the service "
+		    "had cancelled the challenge", d->challenge_tag, d->serial,
+		    wkind_name(d));
 	} else {
-		devd_log("challenge %s on device %s: lease lost, %s not "
-		    "written", d->challenge_tag, d->serial, what);
+		M.stats.not_written[DEVD_NW_REFUSED]++;
+		devd_log("challenge %s on device %s: %s, %s not written",
+		    d->challenge_tag, d->serial, d->verdict, wkind_name(d));
 	}
-	PQclear(res);
-	return (0);
+	write_clear(d);
+}
+
+/*
+ * The write failed with the connection up. An error that can pass is
+ * tried again with backoff while the end can still count; anything else,
+ * or past that, is given up, logged and counted.
+ */
+static void
+write_failed(struct mdev *d)
+{
+	int64_t	now = now_ms();
+
+	d->write_tries++;
+	if (sqlstate_transient(M.sqlstate) && now < d->write_until) {
+		d->write_backoff_ms = d->write_backoff_ms == 0 ?
+		    DB_RETRY_MIN_MS : d->write_backoff_ms * 2;
+		if (d->write_backoff_ms > DB_RETRY_MAX_MS)
+			d->write_backoff_ms = DB_RETRY_MAX_MS;
+		d->write_at = now + d->write_backoff_ms;
+		M.stats.write_retries++;
+		devd_log("challenge %s on device %s: %s not written yet "
+		    "(SQLSTATE %s), try %d in %d ms", d->challenge_tag,
+		    d->serial, wkind_name(d), M.sqlstate, d->write_tries + 1,
+		    d->write_backoff_ms);
+		return;
+	}
+	M.stats.not_written[DEVD_NW_GIVEN_UP]++;
+	devd_log("challenge %s on device %s: %s given up after %d tries "
+	    "(SQLSTATE %s%s)", d->challenge_tag, d->serial, wkind_name(d),
+	    d->write_tries, M.sqlstate, now < d->write_until ?
+	    ", not an error that passes" : ", too late to count");
+	write_clear(d);
+}
+
+/* An end waiting to be written whose (next) try is due. */
+static int
+write_due(const struct mdev *d, int64_t now)
+{
+	return (d->wkind != W_NONE && now >= d->write_at);
 }
 
 static void
 flush_one_by_one(void)
 {
+	int64_t	now = now_ms();
 	size_t	i;
 
 	for (i = 0; i < M.ndevs && M.db != NULL; i++) {
-		if (M.devs[i]->wkind == W_NONE)
+		if (!write_due(M.devs[i], now))
 			continue;
-		if (db_write(M.devs[i]) == 0) {
-			M.devs[i]->wkind = W_NONE;
-			M.devs[i]->has_claim = 0;
+		switch (db_write(M.devs[i])) {
+		case WR_OK:
+			write_done(M.devs[i]);
+			break;
+		case WR_ERROR:
+			write_failed(M.devs[i]);
+			break;
+		case WR_LOST:
+			break;
 		}
 	}
 }
@@ -483,17 +579,19 @@ flush_one_by_one(void)
 /*
  * Outcomes that arrive together (many devices answering at once) share
  * one transaction, so one commit flush instead of one per device. If the
- * batch fails for any reason but a lost connection, each is written alone.
+ * batch fails for any reason but a lost connection, each is written alone
+ * (and an error is then tried again or given up for that one alone).
  */
 static void
 flush_writes(void)
 {
 	PGresult	*res;
+	int64_t		 now = now_ms();
 	size_t		 i, n = 0;
 	int		 ok = 1;
 
 	for (i = 0; i < M.ndevs; i++)
-		n += M.devs[i]->wkind != W_NONE;
+		n += write_due(M.devs[i], now);
 	if (n == 0 || M.db == NULL)
 		return;
 	if (n == 1 || (res = db_exec("BEGIN", 0, NULL)) == NULL) {
@@ -502,17 +600,14 @@ flush_writes(void)
 	}
 	PQclear(res);
 	for (i = 0; i < M.ndevs && ok; i++) {
-		if (M.devs[i]->wkind != W_NONE)
-			ok = db_write(M.devs[i]) == 0 && M.db != NULL &&
-			    PQtransactionStatus(M.db) == PQTRANS_INTRANS;
+		if (write_due(M.devs[i], now))
+			ok = db_write(M.devs[i]) == WR_OK;
 	}
 	if (ok && (res = db_exec("COMMIT", 0, NULL)) != NULL) {
 		PQclear(res);
 		for (i = 0; i < M.ndevs; i++) {
-			if (M.devs[i]->wkind != W_NONE) {
-				M.devs[i]->wkind = W_NONE;
-				M.devs[i]->has_claim = 0;
-			}
+			if (write_due(M.devs[i], now))
+				write_done(M.devs[i]);
 		}
 		return;
 	}
@@ -636,9 +731,7 @@ db_renew(void)
 	snprintf(lease, sizeof(lease), "%d", M.conf->lease_seconds);
 	p[0] = M.owner;
 	p[1] = lease;
-	res = db_exec("UPDATE device_challenge SET lease_expires = now() + "
-	    "make_interval(secs => $2::int) WHERE lease_owner = $1 "
-	    "AND status = 'claimed' RETURNING id", 2, p);
+	res = db_exec("SELECT id FROM deviced_renew($1, $2::int) AS id", 2, p);
 	if (res == NULL)
 		return;
 	for (i = 0; i < M.ndevs; i++) {
@@ -668,15 +761,7 @@ db_sweep(void)
 	size_t		 i, off = 0;
 	int		 k;
 
-	res = db_exec("UPDATE device_challenge SET status = 'failed', "
-	    "failure_reason = coalesce(last_error, "
-	    "'deadline passed without an answer'), finished_at = now(), "
-	    "lease_owner = NULL, lease_expires = NULL "
-	    "WHERE id IN (SELECT id FROM device_challenge "
-	    "WHERE status IN ('pending', 'claimed') "
-	    "AND deadline < now() - interval '" DB_SWEEP_GRACE "' "
-	    "AND (status = 'pending' OR lease_expires < now()) "
-	    "FOR UPDATE SKIP LOCKED)", 0, NULL);
+	res = db_exec("SELECT deviced_sweep()", 0, NULL);
 	if (res == NULL)
 		return;
 	PQclear(res);
@@ -767,6 +852,9 @@ poll_timeout(void)
 		if (M.devs[i]->want_claim && !M.devs[i]->has_claim &&
 		    M.devs[i]->retry_at > now && M.devs[i]->retry_at < next)
 			next = M.devs[i]->retry_at;
+		if (M.db != NULL && M.devs[i]->wkind != W_NONE &&
+		    M.devs[i]->write_at < next)
+			next = M.devs[i]->write_at;
 	}
 	return (next > now ? (int)(next - now) : 0);
 }
@@ -792,17 +880,19 @@ db_stop(void)
 	struct dmsg	*m;
 	size_t		 i;
 
+	/* One last try for every end still waiting, backoff or not. */
+	for (i = 0; i < M.ndevs; i++)
+		M.devs[i]->write_at = 0;
 	flush_writes();
 	for (i = 0; i < M.ndevs; i++) {
 		if (M.devs[i]->has_claim && M.devs[i]->wkind == W_NONE &&
 		    !M.devs[i]->cancelling)
 			send_cancel(M.devs[i]);
 	}
-	if ((res = db_exec("UPDATE device_challenge SET status = 'pending', "
-	    "last_error = 'daemon stopped', lease_owner = NULL, "
-	    "lease_expires = NULL WHERE lease_owner = $1 "
-	    "AND status = 'claimed'", 1, p)) != NULL) {
-		devd_log("stopping: %s lease(s) released", PQcmdTuples(res));
+	if ((res = db_exec("SELECT deviced_release_all($1, 'daemon stopped')",
+	    1, p)) != NULL) {
+		devd_log("stopping: %s lease(s) released",
+		    PQgetvalue(res, 0, 0));
 		PQclear(res);
 	}
 	/* Give the devices a moment to clear their displays. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "deviced.h"
+#include "deviced_common.h"
 
 /* The host label's value, escaped as the exposition format asks. */
 static void
@@ -42,6 +42,9 @@ devd_metrics_write(const char *path, const char *host,
 	static const char *const	names[DEVD_OUT_KINDS] = {
 		"approved", "declined", "timed_out", "failed", "released"
 	};
+	static const char *const	nw_names[DEVD_NW_KINDS] = {
+		"refused", "given_up"
+	};
 	char				 tmp[1100], h[260];
 	FILE				*f;
 	int				 i;
@@ -65,6 +68,20 @@ devd_metrics_write(const char *path, const char *host,
 		fprintf(f, "psd2_deviced_challenge_ends_total{host=\"%s\","
 		    "outcome=\"%s\"} %llu\n", h, names[i],
 		    (unsigned long long)st->ends[i]);
+	metric(f, "psd2_deviced_challenge_ends_not_written_total", "counter",
+	    "Challenge ends this daemon did not write, by reason: refused "
+	    "(no longer its claim: cancelled by the service, lease lost) or "
+	    "given_up (the database refused the write until too late).");
+	for (i = 0; i < DEVD_NW_KINDS; i++)
+		fprintf(f, "psd2_deviced_challenge_ends_not_written_total{"
+		    "host=\"%s\",reason=\"%s\"} %llu\n", h, nw_names[i],
+		    (unsigned long long)st->not_written[i]);
+	metric(f, "psd2_deviced_write_retries_total", "counter",
+	    "Writes of a challenge end tried again after a database error "
+	    "that can pass (lock or statement timeout, serialisation "
+	    "failure, deadlock).");
+	fprintf(f, "psd2_deviced_write_retries_total{host=\"%s\"} %llu\n",
+	    h, (unsigned long long)st->write_retries);
 	metric(f, "psd2_deviced_database_connected", "gauge",
 	    "Whether the daemon holds a database connection now.");
 	fprintf(f, "psd2_deviced_database_connected{host=\"%s\"} %d\n", h,

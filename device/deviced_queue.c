@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "deviced.h"
+#include "deviced_common.h"
 
 int
 dqueue_init(struct dqueue *q, int use_eventfd)

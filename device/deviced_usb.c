@@ -13,7 +13,7 @@
 
 #include <libusb.h>
 
-#include "deviced.h"
+#include "deviced_usb.h"
 #include "devsig.h"
 #include "devusb.h"
 

@@ -2,8 +2,9 @@
 # Recreates a device test database in the throwaway cluster and prints its
 # conninfo: tests/device/testdb.sh NAME. Until psd2ctl migrate runs here,
 # a stand-in psu table (PSUs anna and ben) precedes migration 020, and a
-# stand-in audit_log precedes migration 082 and the device functions of
-# the staff pages and psd2ctl (src/db/functions/72_staff_devices.sql).
+# stand-in audit_log precedes migration 082, the daemon's functions
+# (src/db/functions/50_devices.sql) and the device functions of the staff
+# pages and psd2ctl (src/db/functions/72_staff_devices.sql).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -22,5 +23,6 @@ psql -h "$sock" -p "$port" -U psd2gate -d "$db" -qX -v ON_ERROR_STOP=1 \
     -1 -f src/db/migrations/020_devices.sql \
     -f src/db/migrations/082_device_staff.sql \
     -f src/db/migrations/105_challenge_request_id.sql \
+    -f src/db/functions/50_devices.sql \
     -f src/db/functions/72_staff_devices.sql >&2
 echo "host=$sock port=$port dbname=$db user=psd2gate"

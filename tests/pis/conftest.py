@@ -356,6 +356,8 @@ def set_balance(db, iban, minor):
 
 @pytest.fixture
 def payer_factory(db, emulator):
+    added = []
+
     def make(device=True, balance=100000, scope="PAYMENT_INITIATION",
              client=None):
         psu = make_psu(n_accounts=1)
@@ -365,11 +367,17 @@ def payer_factory(db, emulator):
         if device:
             serial = emulator.new_serial()
             emulator.cmd("add", serial)
+            added.append(serial)
             enrol(db, emulator, serial, psu.username)
         client = client or make_client(redirect_uris=(REDIRECT, NOK_REDIRECT))
         token = get_token(client, psu, scope, [iban])
         return Payer(psu, client, token, iban, serial)
-    return make
+    yield make
+    # A test's devices leave with it: umockdev's preload tracks at most 50
+    # open device files in a process, and psd2-deviced holds one for every
+    # device plugged in (at 50 it aborts in fd_map_add()).
+    for serial in added:
+        emulator.cmd("unplug", serial, check=False)
 
 
 @pytest.fixture

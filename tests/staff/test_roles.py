@@ -74,7 +74,7 @@ def test_service_role_appends_to_the_audit_log_only():
                 (rid,))
 
 
-def test_daemon_role_writes_only_its_columns(db):
+def test_daemon_role_writes_only_through_its_functions(db):
     cur = db.cursor()
     cur.execute("SELECT serial FROM device LIMIT 1")
     row = cur.fetchone()
@@ -87,15 +87,19 @@ def test_daemon_role_writes_only_its_columns(db):
     serial = row[0]
     with connect("psd2_daemon") as c:
         dc = c.cursor()
-        dc.execute("UPDATE device SET last_seen = now() WHERE serial = %s",
-                   (serial,))
-        for col, val in (("status", "'active'"), ("psu_id", "NULL"),
-                         ("last_counter", "0"), ("public_key",
-                                                 "public_key")):
+        # What it sees it records through deviced_record()
+        # (src/db/functions/50_devices.sql), never straight into a table.
+        dc.execute("SELECT status FROM deviced_record('ROLEDAEMON', 'M', "
+                   "'1', decode(repeat('04', 65), 'hex'), '\\x00', true, "
+                   "'h')")
+        assert dc.fetchone() in (None, ("not_enrolled",))
+        for col, val in (("last_seen", "now()"), ("status", "'active'"),
+                         ("psu_id", "NULL"), ("last_counter", "0"),
+                         ("public_key", "public_key")):
             refused(dc, "UPDATE device SET %s = %s WHERE serial = %%s" %
                     (col, val), (serial,))
         for col in ("amount_minor", "payee_iban", "psu_id", "nonce",
-                    "deadline", "device_serial"):
+                    "deadline", "device_serial", "status", "finished_at"):
             refused(dc, "UPDATE device_challenge SET %s = %s WHERE false" %
                     (col, col))
         refused(dc, "INSERT INTO device_challenge (device_serial, psu_id, "

@@ -6,16 +6,24 @@
 -- The current definition of each function: applied whole, after the
 -- migrations, by every `psd2ctl migrate` (see src/db/README.md).
 
--- The time of an outcome is the database's, not the writer's (070).
+-- The time of an outcome is the database's, not the writer's (070), on
+-- every insert and every update, whichever columns it names: an open
+-- challenge has none; a challenge that ends, or whose outcome, counter or
+-- signature changes, gets the clock's; any other change of an ended one
+-- keeps the time it had. So no writer (the daemon, the service, a forged
+-- write) can make a late outcome look early.
 CREATE OR REPLACE FUNCTION device_challenge_finish_time() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-	IF NEW.status IN ('done', 'failed', 'cancelled')
-	    AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM NEW.status
-		OR OLD.outcome IS DISTINCT FROM NEW.outcome
-		OR OLD.counter IS DISTINCT FROM NEW.counter
-		OR OLD.signature IS DISTINCT FROM NEW.signature) THEN
+	IF NEW.status NOT IN ('done', 'failed', 'cancelled') THEN
+		NEW.finished_at := NULL;
+	ELSIF TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM NEW.status
+	    OR OLD.outcome IS DISTINCT FROM NEW.outcome
+	    OR OLD.counter IS DISTINCT FROM NEW.counter
+	    OR OLD.signature IS DISTINCT FROM NEW.signature THEN
 		NEW.finished_at := clock_timestamp();
+	ELSE
+		NEW.finished_at := OLD.finished_at;
 	END IF;
 	RETURN NEW;
 END $$;
@@ -357,8 +365,17 @@ BEGIN
 			RETURN ROW('cancellation_invalid', NULL, NULL,
 			    NULL)::pis_result;
 		END IF;
-		-- A challenge still pending ends; the daemon holding it hears
-		-- device_challenge_done and clears the device's display.
+		-- The cancel and the daemon's outcome (deviced_finish) race
+		-- for the challenge's row lock; whoever takes it first decides.
+		-- An outcome written in time came first: the PSU answered on
+		-- the device, so the signature decides, not the cancel. Else a
+		-- challenge still open ends; the daemon holding it hears
+		-- device_challenge_done and clears the device's display, and
+		-- its outcome, if one comes, is refused (PROTOCOL.md 5.4).
+		IF pis_challenge_answered(a.challenge_id) THEN
+			RETURN ROW('cancellation_invalid', NULL, NULL,
+			    NULL)::pis_result;
+		END IF;
 		UPDATE device_challenge SET status = 'cancelled',
 		    lease_owner = NULL, lease_expires = NULL
 		WHERE id = a.challenge_id AND status IN ('pending', 'claimed');
@@ -372,6 +389,20 @@ BEGIN
 		RAISE EXCEPTION 'pis_payment: unknown action %', p_action;
 	END IF;
 	RETURN ROW(NULL, NULL, 200, body::text)::pis_result;
+END;
+$$;
+
+-- Whether the PSU's answer to challenge p_id is in (done before its
+-- deadline), under the challenge's row lock, so that the daemon's write
+-- and a cancel are one serialised step. False without a challenge.
+CREATE OR REPLACE FUNCTION pis_challenge_answered(p_id uuid)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	c record;
+BEGIN
+	SELECT ch.status, ch.finished_at <= ch.deadline AS in_time INTO c
+	FROM device_challenge ch WHERE ch.id = p_id FOR UPDATE;
+	RETURN FOUND AND c.status = 'done' AND c.in_time;
 END;
 $$;
 

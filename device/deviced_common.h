@@ -6,9 +6,13 @@
  * per-device protocol state) and never touches PostgreSQL; the main
  * thread owns libpq (LISTEN, claims, leases, outcomes) and never touches
  * libusb. They exchange struct dmsg through two queues.
+ *
+ * This header is what both threads share (configuration, log, messages,
+ * queues, counters), below them: deviced.c (main) uses deviced_usb.h and
+ * deviced_db.h, and neither of those uses main.
  */
-#ifndef PSD2_DEVICED_H
-#define PSD2_DEVICED_H
+#ifndef PSD2_DEVICED_COMMON_H
+#define PSD2_DEVICED_COMMON_H
 
 #include <pthread.h>
 #include <stdint.h>
@@ -78,27 +82,29 @@ enum {
 	DEVD_OUT_FAILED, DEVD_OUT_RELEASED, DEVD_OUT_KINDS
 };
 
+/* Why an end was not written: the challenge was no longer this daemon's
+ * to end (the service cancelled it first, the lease was lost), or the
+ * database kept refusing the write until it could no longer count. */
+enum {
+	DEVD_NW_REFUSED, DEVD_NW_GIVEN_UP, DEVD_NW_KINDS
+};
+
 struct devd_stats {
 	int		 present;
 	int		 seen;
 	int		 connected;
 	uint64_t	 connects;
 	uint64_t	 ends[DEVD_OUT_KINDS];
+	uint64_t	 not_written[DEVD_NW_KINDS];
+	uint64_t	 write_retries;
 };
 
 int	devd_metrics_write(const char *, const char *,
 	    const struct devd_stats *);
 
-/* USB thread. */
-int	devd_usb_start(const struct devd_conf *, struct dqueue *to_main,
-	    struct dqueue *to_usb);
-void	devd_usb_stop(void);
-
-/* Main (database) thread; returns the process exit code. */
-int	devd_db_run(const struct devd_conf *, struct dqueue *from_usb,
-	    struct dqueue *to_usb, int sigfd);
-
-/* One line per event on stderr (journald adds time and unit). */
+/* One line per event on stderr (journald adds time and unit), or to
+ * syslog after devd_log_to_syslog() (daemon mode). */
 void	devd_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	devd_log_to_syslog(void);
 
 #endif
