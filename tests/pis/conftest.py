@@ -1,4 +1,4 @@
-"""Payment initiation suite (issue 9): the TPP's payment endpoints, the
+"""Payment initiation suite: the TPP's payment endpoints, the
 decision on the authenticator's signed outcome and the booking, against
 the real parts: psd2gate (its own instance of conf/test.conf with short
 SCA deadlines), PostgreSQL, psd2-deviced driving emulated authenticators

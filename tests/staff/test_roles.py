@@ -1,4 +1,4 @@
-"""Database roles (issue 10, part 5; migration 083): the service's role
+"""Database roles (migration 083): the service's role
 may only INSERT and SELECT the audit log and has no DDL; the daemon's
 role writes only the columns of device and device_challenge it needs;
 psd2ctl's operator role works for everyday commands but cannot migrate.

@@ -1,4 +1,4 @@
--- Payment initiation (issue 9): trigger functions of the payment tables
+-- Payment initiation: trigger functions of the payment tables
 -- and of device_challenge's outcome time (the triggers are schema, in
 -- migrations/070_pis.sql), the endpoint functions, the decider's and the
 -- booking's functions.
@@ -65,7 +65,7 @@ RETURNS text LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- The page where the PSU authorises a payment by redirect (the pages
--- themselves are src/pis/pages, issue 9's redirect part).
+-- themselves are src/pis/authorise_page.c and authorise_confirm.c).
 CREATE OR REPLACE FUNCTION pis_sca_redirect(p_id uuid)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
 	SELECT '/auth/payments/' || p_id || '/authorise';
@@ -427,7 +427,7 @@ BEGIN
 END;
 $$;
 
--- The audit row of a payment's SCA outcome (issue 10), in the transaction
+-- The audit row of a payment's SCA outcome, in the transaction
 -- that decides it: p_reason NULL for a confirmation, else the reject
 -- reason. Inserted unsealed (the sealer chains it), so deciders never
 -- wait on each other for the chain's head. PL/pgSQL, not SQL: a SQL
