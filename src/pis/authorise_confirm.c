@@ -193,12 +193,7 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 	db_query_begin(&ctx->q, req, sql_outcome);
 	db_param(&ctx->q, ctx->id);
 	db_param_int(&ctx->q, ctx->psu_id);
-	if (step < 0)
-		db_param(&ctx->q, NULL);
-	else
-		db_param_int(&ctx->q, step);
-	db_param_int(&ctx->q, app_cfg.login_max_failures);
-	db_param_int(&ctx->q, app_cfg.login_lock_seconds);
+	otp_param_step(&ctx->q, step);
 	db_param(&ctx->q, amount);
 	db_param(&ctx->q, currency);
 	db_param(&ctx->q, iban);

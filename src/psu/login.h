@@ -41,6 +41,12 @@ int	otp_normalise(const char *, char [7]);
  */
 long long	otp_code_step(struct http_request *, const char *, const char *,
 		    const char *, long long);
+/*
+ * The matched step (NULL when none) and the lockout rule (failures, lock
+ * seconds) as the next three parameters of q: every TOTP check's SQL
+ * function takes them in this order.
+ */
+void	otp_param_step(struct db_query *, long long);
 
 /* The PSU kind's TOTP hooks (otp.c), for its kind in login.c. */
 extern const struct login_kind	psu_login_kind;

@@ -63,12 +63,7 @@ psu_totp_outcome(struct http_request *req, struct login *lg, long long step)
 	db_query_begin(&lg->q, req, sql_outcome);
 	db_param_bin(&lg->q, lg->flow_digest, sizeof(lg->flow_digest));
 	db_param_int(&lg->q, lg->subject_id);
-	if (step < 0)
-		db_param(&lg->q, NULL);
-	else
-		db_param_int(&lg->q, step);
-	db_param_int(&lg->q, app_cfg.login_max_failures);
-	db_param_int(&lg->q, app_cfg.login_lock_seconds);
+	otp_param_step(&lg->q, step);
 	db_param_bin(&lg->q, lg->session_digest, sizeof(lg->session_digest));
 	db_param_int(&lg->q, app_cfg.session_idle);
 	db_param_int(&lg->q, FORMS_AUTHREQ_TTL);

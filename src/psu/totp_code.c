@@ -18,6 +18,7 @@
 #include "common/crypto.h"
 #include "common/secretbox.h"
 #include "common/totp.h"
+#include "db/db.h"
 #include "psu/login.h"
 #include "web/forms.h"
 
@@ -81,4 +82,15 @@ otp_code_step(struct http_request *req, const char *kind,
 	    &matched);
 	OPENSSL_cleanse(seed, sizeof(seed));
 	return (ok == 1 ? (long long)matched : -1);
+}
+
+void
+otp_param_step(struct db_query *q, long long step)
+{
+	if (step < 0)
+		db_param(q, NULL);
+	else
+		db_param_int(q, step);
+	db_param_int(q, app_cfg.login_max_failures);
+	db_param_int(q, app_cfg.login_lock_seconds);
 }

@@ -12,6 +12,7 @@
 #include "api/respond.h"
 #include "common/config.h"
 #include "common/crypto.h"
+#include "psu/login.h"
 #include "psu/login_machine.h"
 #include "staff/staff.h"
 #include "web/forms.h"
@@ -116,12 +117,7 @@ staff_totp_outcome(struct http_request *req, struct login *lg,
 {
 	db_query_begin(&lg->q, req, sql_totp);
 	db_param_int(&lg->q, lg->subject_id);
-	if (step < 0)
-		db_param(&lg->q, NULL);
-	else
-		db_param_int(&lg->q, step);
-	db_param_int(&lg->q, app_cfg.login_max_failures);
-	db_param_int(&lg->q, app_cfg.login_lock_seconds);
+	otp_param_step(&lg->q, step);
 	db_param_bin(&lg->q, lg->session_digest, sizeof(lg->session_digest));
 	db_param_int(&lg->q, app_cfg.staff_session_idle);
 	db_param(&lg->q, lg->addr);
