@@ -29,6 +29,10 @@ ifneq ($(SANITIZE),)
 KORE_FLAGS += SANITIZE=address,undefined KORE_EXTRA_CFLAGS="-DKORE_NO_SECCOMP -fno-omit-frame-pointer"
 endif
 
+# A bare `make` builds everything, whatever rule an included file names
+# first.
+.DEFAULT_GOAL := all
+
 # HARDEN_CFLAGS, HARDEN_LDFLAGS and SAN_FLAGS (src/build/flags.mk), the
 # common library $(COMMON_LIB) and its rules.
 include src/common/common.mk

@@ -13,8 +13,8 @@
 #	make test-build		the makefiles read no package flags at parse
 #				time, every program has the same hardening,
 #				the package sets of deps (tests/build)
-#	make sanitize-test	build-asan (ASan+UBSan), then unit, device and
-#				api suites against it
+#	make sanitize-test	build-asan (ASan+UBSan), then the suites of
+#				T_ASAN_SUITES against it
 #
 # Server logs, JUnit XML and each suite's make output: var/test-logs/.
 

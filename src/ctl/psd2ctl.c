@@ -14,7 +14,7 @@
 #include "ctl/ctl_db.h"
 #include "ctl/ctl_device.h"
 
-/* Where the operator section of README.md installs it. */
+/* Where the operator guide (conf/README.md) installs it. */
 #define PSD2CTL_DEFAULT_CONF	"/etc/psd2gate/psd2gate.conf"
 
 static void

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every program `make all` builds carries the same hardening
+# Every program `make all` and `make device-tests` build carries the same hardening
 # (src/build/flags.mk), read from the binaries themselves with readelf:
 #
 #   pie        an ELF of type DYN flagged PIE (position-independent)
@@ -37,7 +37,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 ok() { echo "build: $1: ok"; }
 bad() { failed=$((failed + 1)); echo "build: $1: FAILED: $2"; }
 
-# The programs make all builds; each must exist.
+# The programs of make all and make device-tests; each must exist.
 PROGRAMS="bin/psd2gate bin/psd2ctl bin/psd2-deviced bin/psd2-emu
 bin/psd2-emuhost bin/psd2-embed device/tests/test_frame
 device/tests/test_sig device/tests/test_usb device/tests/test_e2e"

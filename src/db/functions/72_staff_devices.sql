@@ -188,7 +188,7 @@ END;
 $$;
 
 -- Enrolment, by psd2ctl device enrol and by the staff pages, after
--- devenrol_check (device/devenrol.c) verified the manufacturer's
+-- devenrol_check (src/common/devenrol.c) verified the manufacturer's
 -- attestation of the key p_public_key: not_enrolled -> active, with its
 -- audit row (device.enrol, the actor named, the fingerprint compared).
 -- A row whose key changed since the check is not enrolled. result: ok,
