@@ -1,6 +1,7 @@
 #!/bin/sh
-# Every program `make all` and `make device-tests` build carries the same hardening
-# (src/build/flags.mk), read from the binaries themselves with readelf:
+# Every program `make all` and `make device-tests` build carries the same
+# hardening (src/build/flags.mk), read from the binaries themselves with
+# readelf:
 #
 #   pie        an ELF of type DYN flagged PIE (position-independent)
 #   relro      a GNU_RELRO segment (relocations read-only after start)
