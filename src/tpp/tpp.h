@@ -1,6 +1,6 @@
 /*
  * TPP identity of an API request: digest, HTTP signature and eIDAS
- * certificate (issue "TPP identity"). Verification is pure C on the
+ * certificate. Verification is pure C on the
  * worker (parsed certificates cached by fingerprint); what needs the
  * database (the token's TPP, the x-request-id replay mark) is checked in
  * the endpoint's single SQL statement with the verdict passed in.

@@ -1,5 +1,5 @@
 /*
- * TPP request verification in the issue's order:
+ * TPP request verification, in this order (src/tpp/README.md):
  *	1. presence and form of the headers	400 FORMAT_ERROR,
  *	   401 SIGNATURE_MISSING, 401 CERTIFICATE_MISSING
  *	2. date (and JWS sigT) within the skew	400 TIMESTAMP_INVALID

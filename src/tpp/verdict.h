@@ -1,5 +1,5 @@
 /*
- * The verification itself, steps 1-4 and 6 of the TPP identity issue,
+ * The verification itself, steps 1-4 and 6 of verdict.c's order,
  * over an abstract request (a header lookup, the body bytes, the clock),
  * so that it runs without Kore in unit tests and fuzzers. tpp_verify.c
  * feeds it from a Kore request.

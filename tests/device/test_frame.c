@@ -406,7 +406,7 @@ test_currency_display(void **state)
 	char	out[DEVCUR_FORMAT_MAX];
 
 	(void)state;
-	/* The issue's example: 1234567 minor units, three minor units. */
+	/* 1234567 minor units, three minor units. */
 	expect_amount(1234567, "EUR", "12 345.67 EUR");
 	expect_amount(1234567, "JPY", "1 234 567 JPY");
 	expect_amount(1234567, "BHD", "1 234.567 BHD");
@@ -513,7 +513,7 @@ test_payee_names(void **state)
 	expect_name("\xe2\x84\xaa" "elvin \xe2\x84\xab", DEVTEXT_OK,
 	    "Kelvin \xc3\x85");
 	expect_name("a\xcd\x81", DEVTEXT_OK, "\xc3\xa1");
-	/* The deceivers of the issue, each refused. */
+	/* Names that deceive the reader, each refused. */
 	expect_name("Muster \xe2\x80\xaeHbmG", DEVTEXT_CHAR, NULL);	/* RLO */
 	expect_name("Muster \xe2\x81\xa6GmbH", DEVTEXT_CHAR, NULL);	/* LRI */
 	expect_name("Mus\xe2\x80\x8bter", DEVTEXT_CHAR, NULL);	/* ZWSP */
@@ -569,7 +569,7 @@ test_payee_names(void **state)
 }
 
 /*
- * Version 3's display rules (PROTOCOL.md 5.3.2): the name of the issue
+ * Version 3's display rules (PROTOCOL.md 5.3.2): the payee name
  * that showed a second IBAN, each label, IBAN and amount look-alikes,
  * folded letters; real names with a few digits stay allowed.
  */

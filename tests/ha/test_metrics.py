@@ -1,6 +1,6 @@
 """Prometheus metrics: a listener of their own, one answer for
 all workers of an instance (shared memory mapped by the parent before the
-workers fork), the families the issue names, `promtool check metrics`."""
+workers fork), the families conf/README.md names, `promtool check metrics`."""
 
 import socket
 import threading
