@@ -1,6 +1,6 @@
 /*
  * One rule for every text people read: the payee names' character set
- * and NFC (device/devtext.c, shared with the authenticators), with each
+ * and NFC (src/common/devtext.c, shared with the authenticators), with each
  * field's own length.
  */
 #include <stdio.h>

@@ -41,9 +41,9 @@
 #include "pis/payments_page.h"
 #include "pis/pis.h"
 #include "pis/sca_code.h"
-#include "psu/login.h"
 #include "psu/payment_path.h"
 #include "psu/psu_session.h"
+#include "psu/totp_code.h"
 #include "web/forms.h"
 #include "web/pages.h"
 

@@ -16,8 +16,8 @@
 #include "common/config.h"
 #include "common/crypto.h"
 #include "metrics/metrics.h"
-#include "psu/login.h"
 #include "psu/login_machine.h"
+#include "psu/totp_code.h"
 #include "web/pages.h"
 
 static void

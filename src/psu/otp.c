@@ -18,6 +18,7 @@
 #include "common/config.h"
 #include "psu/login.h"
 #include "psu/login_machine.h"
+#include "psu/totp_code.h"
 #include "web/pages.h"
 
 int	psu_login_otp(struct http_request *);

@@ -19,7 +19,7 @@
 #include "common/secretbox.h"
 #include "common/totp.h"
 #include "db/db.h"
-#include "psu/login.h"
+#include "psu/totp_code.h"
 #include "web/forms.h"
 
 /* code is the one of step (a repeat of the accepted post). */
