@@ -37,6 +37,8 @@ LAYERS = [
 # These numbers may only go down.
 WRONG_WAY_MAX = 0
 CIRCLES_MAX = 0
+# Circles of modules (a .c with its .h) inside one folder.
+MODULE_CIRCLES_MAX = 0
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SEARCH = ["src", "device", os.path.join("src", "ctl")]
@@ -147,7 +149,7 @@ def test_imports_report():
         print("wrong way: %s -> %s" % (s, d))
     for c in circles(edges):
         print("circle: %s" % " ".join(c))
-    # Not a target, for comparison: circles of modules (x.c and x.h).
+    # Circles of modules (x.c and x.h), inside folders too.
     for c in circles(imports(across=False), module):
         print("module circle: %s" % " ".join(c))
 
@@ -166,3 +168,8 @@ def test_wrong_way_imports_at_most_the_declared_number():
     bad = wrong_way(imports())
     assert len(bad) <= WRONG_WAY_MAX, "\n".join(
         "%s -> %s" % e for e in bad)
+
+
+def test_module_circles_at_most_the_declared_number():
+    found = circles(imports(across=False), module)
+    assert len(found) <= MODULE_CIRCLES_MAX, found
