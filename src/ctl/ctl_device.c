@@ -1,11 +1,12 @@
 /*
  * psd2ctl device: staff operations on hardware authenticators for
  * scripting (the staff pages offer the same, under the same rules:
- * assigning takes a second person, or the named break-glass command). Enrolment does not trust
- * psd2-deviced: the manufacturer's attestation is verified against the CA
- * keys configured in psd2_device_manufacturer_ca by devenrol_check()
- * (src/common/devenrol.c), the check the staff pages make too, and
- * device_enrol (72_staff_devices.sql) writes the same audit row.
+ * assigning takes a second person, or the named break-glass command).
+ * Enrolment does not trust psd2-deviced: the manufacturer's attestation
+ * is verified against the CA keys configured in
+ * psd2_device_manufacturer_ca by devenrol_check() (src/common/devenrol.c),
+ * the check the staff pages make too, and device_enrol
+ * (72_staff_devices.sql) writes the same audit row.
  */
 #include <sys/types.h>
 
@@ -209,32 +210,43 @@ ctl_dev_refusal(const char *r)
 }
 
 /*
- * One staff_device_action, which writes its audit row; a refusal is
- * named. Returns 0 or 1.
+ * One call of a device function that answers ok or a named refusal
+ * (staff_device_action, device_assign_break_glass: each writes its audit
+ * row); what names the operation in the refusal. Returns 0 or 1.
  */
 static int
-ctl_dev_call(PGconn *db, const char *action, const char *serial,
-    const char *username)
+ctl_dev_exec(PGconn *db, const char *sql, const char *const p[4],
+    const char *what)
 {
-	char		 actor[128];
-	const char	*p[4] = { actor, action, serial, username };
 	PGresult	*res;
 	const char	*r;
 
-	ctl_actor(actor, sizeof(actor));
-	res = PQexecParams(db, "SELECT staff_device_action($1, $2, $3, $4)",
-	    4, NULL, p, NULL, NULL, 0);
+	res = PQexecParams(db, sql, 4, NULL, p, NULL, NULL, 0);
 	if (ctl_dev_failed(db, res))
 		return (1);
 	r = PQgetvalue(res, 0, 0);
 	if (strcmp(r, "ok") != 0) {
-		fprintf(stderr, "psd2ctl device: %s %s refused: %s\n", action,
-		    serial, ctl_dev_refusal(r));
+		fprintf(stderr, "psd2ctl device: %s refused: %s\n", what,
+		    ctl_dev_refusal(r));
 		PQclear(res);
 		return (1);
 	}
 	PQclear(res);
 	return (0);
+}
+
+/* One staff_device_action of the operator. Returns 0 or 1. */
+static int
+ctl_dev_call(PGconn *db, const char *action, const char *serial,
+    const char *username)
+{
+	char		 actor[128], what[128];
+	const char	*p[4] = { actor, action, serial, username };
+
+	ctl_actor(actor, sizeof(actor));
+	(void)snprintf(what, sizeof(what), "%s %s", action, serial);
+	return (ctl_dev_exec(db, "SELECT staff_device_action($1, $2, $3, $4)",
+	    p, what));
 }
 
 /*
@@ -267,24 +279,15 @@ static int
 ctl_dev_break_glass(PGconn *db, const char *serial, const char *username,
     const char *reason)
 {
-	char		 actor[128];
+	char		 actor[128], what[128];
 	const char	*p[4] = { actor, serial, username, reason };
-	PGresult	*res;
-	const char	*r;
 
 	ctl_actor(actor, sizeof(actor));
-	res = PQexecParams(db, "SELECT device_assign_break_glass($1, $2, $3, "
-	    "$4)", 4, NULL, p, NULL, NULL, 0);
-	if (ctl_dev_failed(db, res))
+	(void)snprintf(what, sizeof(what), "break-glass assignment of %s",
+	    serial);
+	if (ctl_dev_exec(db, "SELECT device_assign_break_glass($1, $2, $3, "
+	    "$4)", p, what) != 0)
 		return (1);
-	r = PQgetvalue(res, 0, 0);
-	if (strcmp(r, "ok") != 0) {
-		fprintf(stderr, "psd2ctl device: break-glass assignment of %s "
-		    "refused: %s\n", serial, ctl_dev_refusal(r));
-		PQclear(res);
-		return (1);
-	}
-	PQclear(res);
 	printf("device %s assigned to %s (break-glass, audit row "
 	    "device.assign_break_glass)\n", serial, username);
 	return (0);
