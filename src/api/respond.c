@@ -73,11 +73,25 @@ respond_log(struct http_request *req, int status)
 	respond_metrics(req, status, ms);
 }
 
+/*
+ * The standard interface (/xs2a/) echoes X-Request-ID on every answer, as
+ * the Berlin Group guidelines require; the contract's paths do not.
+ */
+static void
+respond_echo_request_id(struct http_request *req)
+{
+	if (req->path == NULL || strncmp(req->path, RESPOND_BG_ROOT "/",
+	    strlen(RESPOND_BG_ROOT) + 1) != 0)
+		return;
+	http_response_header(req, "x-request-id", respond_request_id(req));
+}
+
 void
 respond_raw(struct http_request *req, int status, const char *ctype,
     const void *body, size_t len)
 {
 	respond_security_headers(req);
+	respond_echo_request_id(req);
 	if (ctype != NULL)
 		http_response_header(req, "content-type", ctype);
 	respond_log(req, status);
@@ -160,6 +174,21 @@ respond_bearer_error(struct http_request *req, int expired, const char *token)
 	http_response_header(req, "www-authenticate",
 	    "Bearer error=\"invalid_token\"");
 	respond_json(req, 401, body);
+}
+
+/*
+ * The standard interface's 401 for a bearer token it cannot use: the
+ * Berlin Group body (TOKEN_INVALID, TOKEN_EXPIRED), never the token.
+ */
+void
+respond_bg_token_error(struct http_request *req, int expired)
+{
+	http_response_header(req, "www-authenticate",
+	    "Bearer error=\"invalid_token\"");
+	respond_tpp_error(req, 401, expired ? "TOKEN_EXPIRED" :
+	    "TOKEN_INVALID", "Authorization", expired ?
+	    "The access token has expired." :
+	    "The access token is missing, unknown or no longer valid.");
 }
 
 static void

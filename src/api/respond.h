@@ -11,6 +11,9 @@
 
 struct http_request;
 
+/* The root of the Berlin Group standard interface (src/bg/README.md). */
+#define RESPOND_BG_ROOT	"/xs2a"
+
 void	respond_raw(struct http_request *, int, const char *,
 	    const void *, size_t);
 void	respond_json(struct http_request *, int, json_t *);
@@ -25,6 +28,8 @@ void	respond_oauth_error(struct http_request *, int, const char *,
 	    const char *);
 /* The spec's 401 bodies for bearer failures. */
 void	respond_bearer_error(struct http_request *, int, const char *);
+/* The standard interface's 401 TOKEN_INVALID / TOKEN_EXPIRED. */
+void	respond_bg_token_error(struct http_request *, int);
 /* The spec's 500 body; the errorId also goes into the log line. */
 void	respond_server_error(struct http_request *, const char *);
 

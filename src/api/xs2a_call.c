@@ -141,7 +141,10 @@ xs2a_begin(struct http_request *req, struct xs2a_call *c, const char *sql,
 	c->token = xs2a_bearer(req, &is_bearer);
 	/* Our tokens are UUIDs: anything else is answered at once. */
 	if (!is_bearer || !crypto_is_uuid(c->token)) {
-		respond_bearer_error(req, 0, c->token);
+		if (c->standard)
+			respond_bg_token_error(req, 0);
+		else
+			respond_bearer_error(req, 0, c->token);
 		c->answered = 1;
 		return (0);
 	}
@@ -176,8 +179,12 @@ xs2a_refused(struct http_request *req, struct xs2a_call *c,
 
 	if (strcmp(name, "token_invalid") == 0 ||
 	    strcmp(name, "token_expired") == 0) {
-		respond_bearer_error(req, strcmp(name, "token_expired") == 0,
-		    c->token);
+		if (c->standard)
+			respond_bg_token_error(req,
+			    strcmp(name, "token_expired") == 0);
+		else
+			respond_bearer_error(req,
+			    strcmp(name, "token_expired") == 0, c->token);
 		return;
 	}
 	for (i = 0; i < ndefs; i++) {

@@ -48,6 +48,8 @@ struct xs2a_call {
 	const char		*token;		/* as sent, for the 401 body */
 	const char		*resource_path;	/* path of RESOURCE_UNKNOWN */
 	int			 answered;	/* sent before any query */
+	int			 standard;	/* the Berlin Group surface:
+						   its 401 bodies */
 	struct xs2a_refusal	 input;		/* first input error */
 	struct xs2a_refusal	 refusal;	/* what step 1 settled */
 	char			 psu_ip[XS2A_IP_MAX];	/* "" when absent */

@@ -22,6 +22,7 @@ LAYERS = [
     ["app"],                    # main: Kore's entry points, timers
     ["ctl"],                    # psd2ctl, a program of its own
     ["staff"],                  # handlers: the back office
+    ["bg"],                     # the Berlin Group standard interface
     ["pis"],                    # payments
     ["oauth"],                  # authorisation server
     ["ais"],                    # account information

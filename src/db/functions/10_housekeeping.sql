@@ -29,9 +29,8 @@ BEGIN
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	DELETE FROM rate_counter WHERE window_start < now() - interval '2 minutes';
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
-	UPDATE consent SET status = 'expired', status_at = now()
-	WHERE status = 'valid' AND valid_until < current_date;
-	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+	-- consents past validUntil expire; those left unauthorised reject
+	n := n + bg_consent_sweep();
 	n := n + psd2_purge_ais();
 	RETURN n;
 END;

@@ -236,6 +236,9 @@ $$;
 -- The bearer check: the token's state and what it grants. PL/pgSQL, not
 -- SQL: a SQL-language function called this way is planned on every call
 -- (about 0.6 ms of the hot path's time here); PL/pgSQL keeps the plan.
+-- The contract's paths take only a PSU's token (one consent); the TPP's
+-- own token of the client credentials grant (no consent) is 'invalid'
+-- there.
 CREATE OR REPLACE FUNCTION bearer_check(p_token_hash bytea,
     OUT state text, OUT consent_id uuid, OUT client_id text,
     OUT scopes text[], OUT psu_id bigint, OUT tpp_org_id text,
@@ -245,6 +248,7 @@ LANGUAGE plpgsql STABLE AS $$
 BEGIN
 	SELECT CASE
 	    WHEN t.token_hash IS NULL OR t.kind <> 'access'
+		OR t.consent_id IS NULL
 		OR t.revoked_at IS NOT NULL OR c.status <> 'valid'
 		OR c.valid_until < current_date THEN 'invalid'
 	    WHEN t.expires_at <= now() THEN 'expired'
