@@ -139,6 +139,7 @@ include device/device.mk
 -include tests/tests.mk
 include tests/kore/kore.mk
 include tests/ais/ais.mk
+include tests/bg/bg.mk
 include tests/pis/pis.mk
 include tests/tpp/tpp.mk
 

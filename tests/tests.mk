@@ -23,10 +23,10 @@ T_SAVED_GOAL	:= $(.DEFAULT_GOAL)
 T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-build test-layout test-unit test-kore test-device \
-		   test-migrate test-api test-browser test-ais test-pis \
+		   test-migrate test-api test-browser test-ais test-bg test-pis \
 		   test-tpp-unit test-tpp test-staff test-prod test-ha test-fuzz \
 		   sanitize-test
-T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-pis \
+T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-bg test-pis \
 		   test-tpp-unit test-staff
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 

@@ -151,6 +151,13 @@ def check_response(resp):
     if not _ours(req.url):
         return
     body = resp.content
+    if urllib.parse.urlsplit(req.url).path.startswith("/xs2a/"):
+        # The standard interface: the request and the response against
+        # the Berlin Group's official file (tests/lib/bg_openapi.py).
+        import bg_openapi
+        bg_openapi.check(req, resp)
+        _checked["responses"] += 1
+        return
     found = problems(req.method, req.url, resp.status_code, resp.headers,
                      body)
     _checked["responses"] += 1
