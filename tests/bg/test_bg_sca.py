@@ -12,9 +12,7 @@ bg_received() below.
 """
 
 import datetime
-import http.server
 import json
-import threading
 import urllib.parse
 import uuid
 
@@ -32,39 +30,14 @@ TOKEN_URL = MAIN_URL + "/auth/oauth/token"
 AUTHZ_URL = MAIN_URL + "/auth/oauth/authorize"
 
 
-class TppSite:
-    """The TPP's redirect target on a free loopback port: records the
-    paths the PSU's browser comes back to."""
+class TppSite(psd2lib.CallbackServer):
+    """The TPP's redirect targets on a free loopback port."""
 
     def __init__(self):
-        self.paths = []
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                outer.paths.append(self.path)
-                body = b"<!doctype html><title>TPP</title><p id=tpp>back"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *a):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(
-            ("127.0.0.1", psd2lib.free_port()), Handler)
-        self.base = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        self.ok = self.base + "/ok"
-        self.nok = self.base + "/nok"
-        self.callback = self.base + "/callback"
-        threading.Thread(target=self.httpd.serve_forever,
-                         daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__()
+        self.ok = self.url + "/ok"
+        self.nok = self.url + "/nok"
+        self.callback = self.url + "/callback"
 
 
 @pytest.fixture(scope="module")
@@ -150,6 +123,19 @@ def dedicated(accounts, balances=(), transactions=()):
 
 # ---- The redirect approach, in Chromium ------------------------------------
 
+def chromium_open(d, url):
+    d.get(url)
+    WebDriverWait(d, 30).until(
+        lambda x: x.find_elements(By.ID, "login-form"))
+
+
+def chromium_decide(d, button, back_to):
+    """Approve or deny; the browser lands on the TPP's page."""
+    d.find_element(By.ID, button).click()
+    WebDriverWait(d, 30).until(lambda x: x.find_elements(By.ID, "tpp-done"))
+    assert d.current_url == back_to
+
+
 def chromium_login(d, psu):
     d.find_element(By.ID, "username").send_keys(psu.username)
     d.find_element(By.ID, "password").send_keys(psu.password)
@@ -170,9 +156,7 @@ def test_redirect_approve_chromium_without_javascript(db, tpp, tpp_site,
                            days=20, frequency=2)
     d = psd2lib.chromium(javascript=False)
     try:
-        d.get(sca_link(cid, aid))
-        WebDriverWait(d, 30).until(
-            lambda x: x.find_elements(By.ID, "login-form"))
+        chromium_open(d, sca_link(cid, aid))
         assert tpp.name in d.find_element(By.TAG_NAME, "body").text
         # Opening the page started the authorisation; nothing else moved.
         assert state_of(db, cid, aid) == (("received", None, False,
@@ -194,9 +178,7 @@ def test_redirect_approve_chromium_without_javascript(db, tpp, tpp_site,
         assert "recurring" in d.find_element(By.ID, "bg-usage").text
         # No checkboxes: a dedicated consent names its accounts.
         assert not d.find_elements(By.NAME, "account")
-        d.find_element(By.ID, "approve").click()
-        WebDriverWait(d, 30).until(
-            lambda x: x.current_url.startswith(tpp_site.ok))
+        chromium_decide(d, "approve", tpp_site.ok)
     finally:
         psd2lib.quit_chromium(d)
     (status, pid, sca, _), (sca_status, apid) = state_of(db, cid, aid)
@@ -209,16 +191,14 @@ def test_redirect_approve_chromium_without_javascript(db, tpp, tpp_site,
         AND detail ->> 'consent_id' = %s""", cid)[0][0] == 1
 
 
-def test_redirect_deny_in_german_goes_to_nok(db, tpp, tpp_site, psu):
+def test_redirect_deny_chromium_german_goes_to_nok(db, tpp, tpp_site, psu):
     iban = psu.accounts[0][0]
     cid, aid = bg_received(db, tpp, dedicated([iban]), "dedicated",
                            ok_uri=tpp_site.ok, nok_uri=tpp_site.nok,
                            recurring=False, frequency=1)
     d = psd2lib.chromium(lang="de-DE")
     try:
-        d.get(sca_link(cid, aid, "de"))
-        WebDriverWait(d, 30).until(
-            lambda x: x.find_elements(By.ID, "login-form"))
+        chromium_open(d, sca_link(cid, aid, "de"))
         assert "Anmelden" in d.find_element(By.ID, "login-submit").text
         chromium_login(d, psu)
         body = d.find_element(By.TAG_NAME, "body").text
@@ -227,9 +207,7 @@ def test_redirect_deny_in_german_goes_to_nok(db, tpp, tpp_site, psu):
         # One-off: valid until the end of today.
         assert d.find_element(By.ID, "bg-valid-until").text == \
             datetime.date.today().isoformat()
-        d.find_element(By.ID, "deny").click()
-        WebDriverWait(d, 30).until(
-            lambda x: x.current_url.startswith(tpp_site.nok))
+        chromium_decide(d, "deny", tpp_site.nok)
     finally:
         psd2lib.quit_chromium(d)
     (status, pid, _, _), (sca_status, apid) = state_of(db, cid, aid)
