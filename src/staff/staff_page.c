@@ -103,3 +103,11 @@ staff_page_actor(const struct staff_page *p, char *out, size_t len)
 {
 	snprintf(out, len, "staff:%s", p->who.username);
 }
+
+const char *
+staff_page_arg(struct http_request *req, const char *name)
+{
+	const char	*v = forms_arg(req, name);
+
+	return (v != NULL && *v != '\0' ? v : NULL);
+}

@@ -39,6 +39,8 @@ struct staff_page {
 int	staff_page_run(struct http_request *, const struct staff_page_spec *);
 /* The first column of the one row as JSON (NULL: none or not JSON). */
 json_t	*staff_page_json(struct staff_page *);
+/* A query or form argument, NULL when absent or empty (a filter). */
+const char	*staff_page_arg(struct http_request *, const char *);
 /* "staff:<username>", the actor of audit rows. */
 void	staff_page_actor(const struct staff_page *, char *, size_t);
 

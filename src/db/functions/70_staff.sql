@@ -400,6 +400,58 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 		    LIMIT p_limit) y) END);
 $$;
 
+-- ---- Consents (every staff member reads) ----------------------
+-- The consents of both surfaces for /staff/consents, newest first,
+-- p_limit a page (p_page from 0), filtered by PSU username, TPP
+-- organizationIdentifier and the status now (bg_consent_status).
+CREATE OR REPLACE FUNCTION staff_consents_json(p_psu text, p_tpp text,
+    p_status text, p_page integer, p_limit integer)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	WITH r AS (
+		SELECT c.id, c.surface, c.access_kind, c.scopes, c.recurring,
+		    bg_consent_status(c.status, c.valid_until, c.created_at)
+			AS status_now,
+		    c.valid_until, c.frequency_per_day, c.last_used_at,
+		    c.created_at, p.username, t.name AS tpp_name, t.org_id
+		FROM consent c
+		JOIN oauth_client oc ON oc.client_id = c.client_id
+		JOIN tpp t ON t.id = oc.tpp_id
+		LEFT JOIN psu p ON p.id = c.psu_id
+		WHERE (coalesce(p_psu, '') = '' OR p.username = p_psu)
+		    AND (coalesce(p_tpp, '') = '' OR t.org_id = p_tpp)
+		    AND (coalesce(p_status, '') = '' OR bg_consent_status(
+			c.status, c.valid_until, c.created_at) = p_status)
+		ORDER BY c.created_at DESC, c.id
+		LIMIT p_limit + 1 OFFSET p_page::bigint * p_limit
+	)
+	SELECT jsonb_build_object(
+	    'rows', coalesce((SELECT jsonb_agg(jsonb_build_object(
+		'id', x.id, 'bg', x.surface = 'bg', 'kind', x.access_kind,
+		'scopes', array_to_string(x.scopes, ' '),
+		'status', x.status_now, 'psu', x.username,
+		'tpp', x.tpp_name, 'org', x.org_id,
+		'valid_until', to_char(x.valid_until, 'YYYY-MM-DD'),
+		'frequency', x.frequency_per_day, 'recurring', x.recurring,
+		'last_used', to_char(x.last_used_at AT TIME ZONE 'UTC',
+		    'YYYY-MM-DD HH24:MI "UTC"'),
+		'created', to_char(x.created_at AT TIME ZONE 'UTC',
+		    'YYYY-MM-DD HH24:MI "UTC"'),
+		'accounts', coalesce((SELECT jsonb_agg(jsonb_build_object(
+		    'iban', a.iban, 'balances', ca.balances,
+		    'transactions', ca.transactions) ORDER BY a.iban)
+		    FROM consent_account ca JOIN account a
+			ON a.id = ca.account_id
+		    WHERE ca.consent_id = x.id), '[]'))
+		ORDER BY x.created_at DESC, x.id)
+		FROM (SELECT * FROM r ORDER BY created_at DESC, id
+		    LIMIT p_limit) x), '[]'),
+	    'page', p_page,
+	    'next', CASE WHEN (SELECT count(*) FROM r) > p_limit
+		THEN p_page + 1 END,
+	    'has_previous', p_page > 0,
+	    'previous', greatest(p_page - 1, 0));
+$$;
+
 -- ---- Staff accounts (admin only) ----------------------------
 -- Adding a member stays with psd2ctl staff add (the password is hashed
 -- there); the pages change roles, disable, enable and unlock.

@@ -131,6 +131,7 @@ BEGIN
 		('session_psu_payment(bytea,integer,uuid)', '{psd2_service}'),
 		('staff_audit_json(text,text,bigint,integer)', '{psd2_service}'),
 		('staff_client_add(text,text,text,bytea,bytea,text,text[],boolean,integer)', '{psd2_service,psd2_operator}'),
+		('staff_consents_json(text,text,text,integer,integer)', '{psd2_service}'),
 		('staff_device_action(text,text,text,text)', '{psd2_service,psd2_operator}'),
 		('staff_device_confirm_json(text,text)', '{psd2_service}'),
 		('staff_device_json(device)', '{psd2_service}'),
