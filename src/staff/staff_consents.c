@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include <stdio.h>
-#include <stdlib.h>
+#include <string.h>
 
 #include <kore.h>
 #include <http.h>
@@ -21,34 +21,26 @@
 #include "web/forms.h"
 #include "web/pages.h"
 
-#define STAFF_CONSENTS_PAGE	50
-#define STAFF_CONSENTS_MAXPAGE	100000
-
 int	staff_consents(struct http_request *);
+
+static const char *const consents_keep[] = { "psu", "tpp", "status", NULL };
+static const char *const consents_statuses[] = { "received", "valid",
+	"rejected", "expired", "revokedByPsu", "terminatedByTpp", NULL };
 
 static int
 consents_query(struct http_request *req, struct staff_page *p)
 {
-	const char	*page;
-	char		*end;
-	long		 n;
+	int	page;
 
-	n = 0;
-	if ((page = staff_page_arg(req, "page")) != NULL) {
-		n = strtol(page, &end, 10);
-		if (*end != '\0' || n < 0 || n > STAFF_CONSENTS_MAXPAGE) {
-			staff_message(req, 400, "error_title",
-			    "staff_bad_request", &p->who);
-			return (-1);
-		}
-	}
+	if (staff_page_number(req, p, &page) == -1)
+		return (-1);
 	db_query_begin(&p->q, req, "SELECT staff_consents_json($1, $2, $3, "
 	    "$4, $5)");
 	db_param(&p->q, staff_page_arg(req, "psu"));
 	db_param(&p->q, staff_page_arg(req, "tpp"));
 	db_param(&p->q, staff_page_arg(req, "status"));
-	db_param_int(&p->q, n);
-	db_param_int(&p->q, STAFF_CONSENTS_PAGE);
+	db_param_int(&p->q, page);
+	db_param_int(&p->q, STAFF_LIST_PAGE);
 	return (0);
 }
 
@@ -58,6 +50,22 @@ consents_filter(struct http_request *req, json_t *data, const char *name)
 	if (staff_page_arg(req, name) != NULL)
 		json_object_set_new(data, name,
 		    json_string(staff_page_arg(req, name)));
+}
+
+/* The status filter's options, the one asked for selected. */
+static void
+consents_status_options(struct http_request *req, json_t *data)
+{
+	const char	*want = staff_page_arg(req, "status");
+	json_t		*list;
+	size_t		 i;
+
+	list = json_array();
+	for (i = 0; consents_statuses[i] != NULL; i++)
+		json_array_append_new(list, json_pack("{s:s, s:b}", "value",
+		    consents_statuses[i], "selected", want != NULL &&
+		    strcmp(want, consents_statuses[i]) == 0));
+	json_object_set_new(data, "statuses", list);
 }
 
 static void
@@ -74,6 +82,8 @@ consents_render(struct http_request *req, struct staff_page *p)
 	consents_filter(req, data, "psu");
 	consents_filter(req, data, "tpp");
 	consents_filter(req, data, "status");
+	consents_status_options(req, data);
+	staff_pager(req, data, "/staff/consents", consents_keep);
 	staff_render(req, 200, "staff_consents", data, &p->who);
 }
 

@@ -14,6 +14,17 @@ def rows(page):
     return page.find("tr", class_="consent-row")
 
 
+def follow_pager(sess, page, button):
+    """Submits the pager form with one of its buttons (no JavaScript)."""
+    form = page.form("pager")
+    assert form is not None
+    b = form.button(button)
+    assert b is not None, button
+    data = dict(form.hidden())
+    data[b.get("name")] = b.get("value")
+    return sess.get(STAFF_URL + form.action, params=data)
+
+
 def insert_bg_received(db, client, n):
     """n Berlin Group consents waiting for their PSU (as POST
     /xs2a/v1/consents stores them), oldest first; their ids."""
@@ -67,15 +78,17 @@ def test_bg_consents_filtered_and_paged(operator, db):
     assert first[0].attrs["id"] == "consent-" + ids[-1]
     assert "Berlin Group interface (allPsd2)" in psd2lib.norm_text(
         first[0].text)
-    nxt = page.by_id.get("consents-next")
-    assert nxt is not None and "consents-previous" not in page.by_id
-    r = sess.get(STAFF_URL + nxt.attrs["href"])
+    assert "page-next" in page.by_id and "page-previous" not in page.by_id
+    r = follow_pager(sess, page, "page-next")
     page = Page(r.text)
     second = rows(page)
     assert [e.attrs["id"] for e in second] == [
         "consent-" + ids[1], "consent-" + ids[0]]
-    assert "consents-next" not in page.by_id
-    assert "consents-previous" in page.by_id
+    assert "page-next" not in page.by_id
+    assert "page-previous" in page.by_id
+    # the filters are kept from page to page
+    assert len(rows(Page(follow_pager(sess, page,
+                                      "page-previous").text))) == 50
     # the status now: one left unauthorised for over an hour shows as
     # rejected before the housekeeping writes it
     db.cursor().execute("UPDATE consent SET created_at = now() - "
