@@ -286,3 +286,9 @@ def test_wired_into_the_openapi_check_of_every_response():
     resp = response(req, 200, account_list("3"))
     openapi_check.check_response(resp)
     assert openapi_check.checked_count() == before + 1
+
+
+def test_installed_for_this_suite():
+    # psd2_fixtures installs the check for the bg suite's label: every
+    # request of the suite goes through it.
+    assert getattr(requests.Session.send, "_psd2_openapi", False)
