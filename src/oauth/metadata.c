@@ -93,11 +93,11 @@ int
 oauth_metadata(struct http_request *req)
 {
 	static const char *const	scopes[] = { "ACCOUNT_INFORMATION",
-		"FUND_AVAILABILITY", "PAYMENT_INITIATION", NULL };
+		"FUND_AVAILABILITY", "PAYMENT_INITIATION", "xs2a", NULL };
 	static const char *const	responses[] = { "code", NULL };
 	static const char *const	modes[] = { "query", NULL };
 	static const char *const	grants[] = { "authorization_code",
-		"refresh_token", NULL };
+		"refresh_token", "client_credentials", NULL };
 	static const char *const	pkce[] = { "S256", NULL };
 	static const char *const	auth[] = { "client_secret_basic",
 		NULL };

@@ -76,6 +76,7 @@ BEGIN
 		('login_lookup(text,text,integer)', '{psd2_service}'),
 		('login_totp_flow(bytea,bigint,bigint,integer,integer,bytea,integer,integer)', '{psd2_service}'),
 		('oauth_client_active(text)', '{psd2_service}'),
+		('oauth_client_credentials_grant(text,bytea,integer,text)', '{psd2_service}'),
 		('oauth_code_grant(bytea,text,text,text,bytea,bytea,integer)', '{psd2_service}'),
 		('oauth_code_grant_bound(bytea,text,text,text,bytea,bytea,integer,text)', '{psd2_service}'),
 		('oauth_refresh_grant(bytea,text,bytea,bytea,integer)', '{psd2_service}'),
