@@ -6,8 +6,8 @@ with Authlib), the consent page and the decision, then the PSU's consents
 page. Real Chromium for the PSU (once without JavaScript, once in
 German), a requests-driven browser (psd2lib.PsuBrowser) for the rest.
 
-The received consents and their authorisations are made as
-POST /xs2a/v1/consents would store them (migration 150), by SQL:
+The received consents and their authorisations are made by the TPP with
+POST /xs2a/v1/consents and its own token (client credentials):
 bg_received() below.
 """
 
@@ -24,7 +24,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import psd2lib
 from psd2lib import MAIN_URL, PsuBrowser
-from conftest import ACCOUNT_LIST, bearer_401, sql
+from conftest import ACCOUNT_LIST, BG, Api, bearer_401, sql
 
 TOKEN_URL = MAIN_URL + "/auth/oauth/token"
 AUTHZ_URL = MAIN_URL + "/auth/oauth/authorize"
@@ -47,10 +47,30 @@ def tpp_site():
     s.close()
 
 
+class Tpp:
+    """A TPP's client (the attributes of psd2lib.Client), its own token
+    and a signer with its certificate."""
+
+    def __init__(self, signer, redirect_uris):
+        self.client = psd2lib.make_client(redirect_uris=redirect_uris)
+        for k in ("client_id", "secret", "name", "org_id", "redirect_uris",
+                  "redirect_uri"):
+            setattr(self, k, getattr(self.client, k))
+        self.signer = signer.for_org(self.org_id)
+        self.api = Api(self.signer)
+        r = psd2lib.token_request({"grant_type": "client_credentials",
+                                   "scope": "xs2a"}, self.client)
+        assert r.status_code == 200, r.text
+        self.token = r.json()["access_token"]
+
+    def call(self, method, path, body=None, headers=None):
+        return self.api.call(method, path, self.token, body=body,
+                             headers=headers)
+
+
 @pytest.fixture(scope="module")
-def tpp(tpp_site):
-    return psd2lib.make_client(redirect_uris=(tpp_site.ok, tpp_site.nok,
-                                              tpp_site.callback))
+def tpp(signer, tpp_site):
+    return Tpp(signer, (tpp_site.ok, tpp_site.nok, tpp_site.callback))
 
 
 @pytest.fixture
@@ -58,27 +78,37 @@ def psu():
     return psd2lib.make_psu(n_accounts=3)
 
 
-def bg_received(db, client, access, kind, approach="REDIRECT",
-                ok_uri=None, nok_uri=None, recurring=True, days=30,
-                frequency=4, authorisation=True):
-    """A received 'bg' consent as POST /xs2a/v1/consents stores it, with
-    an authorisation (approach) unless authorisation is False; returns
-    (consentId, authorisationId or None)."""
-    cid = str(uuid.uuid4())
-    sql(db, """INSERT INTO consent (id, client_id, scopes, status,
-        valid_until, frequency_per_day, surface, access_kind,
-        access_request, recurring, tpp_redirect_uri, tpp_nok_redirect_uri,
-        request_id) VALUES (%s, %s, '{ACCOUNT_INFORMATION}', 'received',
-        current_date + %s, %s, 'bg', %s, %s, %s, %s, %s, %s)""",
-        cid, client.client_id, days, frequency, kind, json.dumps(access),
-        recurring, ok_uri, nok_uri, str(uuid.uuid4()))
+def bg_received(tpp, access, ok_uri=None, nok_uri=None, recurring=True,
+                days=30, frequency=4, authorisation=True):
+    """A received consent of tpp, made with POST /xs2a/v1/consents: the
+    redirect approach with ok_uri (TPP-Redirect-URI), else the OAuth
+    approach; authorisation False: explicit start asked, none made yet.
+    Returns (consentId, authorisationId or None)."""
+    h = {"PSU-IP-Address": "192.0.2.10"}
+    if ok_uri:
+        h["TPP-Redirect-URI"] = ok_uri
+    if nok_uri:
+        h["TPP-Nok-Redirect-URI"] = nok_uri
     if not authorisation:
+        h["TPP-Explicit-Authorisation-Preferred"] = "true"
+    until = datetime.date.today() + datetime.timedelta(days=days)
+    r = tpp.call("POST", BG + "/consents", {
+        "access": access, "recurringIndicator": recurring,
+        "validUntil": until.isoformat(), "frequencyPerDay": frequency,
+        "combinedServiceIndicator": False}, h)
+    assert r.status_code == 201, r.text
+    cid = r.json()["consentId"]
+    links = r.json()["_links"]
+    if not authorisation:
+        assert "startAuthorisation" in links
         return cid, None
-    aid = str(uuid.uuid4())
-    sql(db, """INSERT INTO consent_authorisation (id, consent_id, approach,
-        tpp_redirect_uri, tpp_nok_redirect_uri, request_id)
-        VALUES (%s, %s, %s, %s, %s, %s)""", aid, cid, approach, ok_uri,
-        nok_uri, str(uuid.uuid4()))
+    r = tpp.call("GET", "%s/consents/%s/authorisations" % (BG, cid))
+    assert r.status_code == 200, r.text
+    [aid] = r.json()["authorisationIds"]
+    if ok_uri:
+        assert links["scaRedirect"]["href"] == sca_link(cid, aid)
+    else:
+        assert "scaOAuth" in links
     return cid, aid
 
 
@@ -116,9 +146,10 @@ def login_to_consent(b, url, psu):
 
 
 def dedicated(accounts, balances=(), transactions=()):
-    return {"accounts": [{"iban": i} for i in accounts],
-            "balances": [{"iban": i} for i in balances],
-            "transactions": [{"iban": i} for i in transactions]}
+    """The access of a dedicated consent: the lists that name IBANs."""
+    lists = {"accounts": accounts, "balances": balances,
+             "transactions": transactions}
+    return {k: [{"iban": i} for i in v] for k, v in lists.items() if v}
 
 
 # ---- The redirect approach, in Chromium ------------------------------------
@@ -150,8 +181,7 @@ def chromium_login(d, psu):
 def test_redirect_approve_chromium_without_javascript(db, tpp, tpp_site,
                                                       psu):
     (iban1, name1), (iban2, _), (iban3, _) = psu.accounts
-    cid, aid = bg_received(db, tpp, dedicated([iban1, iban2], [iban2],
-                                              [iban2]), "dedicated",
+    cid, aid = bg_received(tpp, dedicated([iban1, iban2], [iban2], [iban2]),
                            ok_uri=tpp_site.ok, nok_uri=tpp_site.nok,
                            days=20, frequency=2)
     d = psd2lib.chromium(javascript=False)
@@ -193,7 +223,7 @@ def test_redirect_approve_chromium_without_javascript(db, tpp, tpp_site,
 
 def test_redirect_deny_chromium_german_goes_to_nok(db, tpp, tpp_site, psu):
     iban = psu.accounts[0][0]
-    cid, aid = bg_received(db, tpp, dedicated([iban]), "dedicated",
+    cid, aid = bg_received(tpp, dedicated([iban]),
                            ok_uri=tpp_site.ok, nok_uri=tpp_site.nok,
                            recurring=False, frequency=1)
     d = psd2lib.chromium(lang="de-DE")
@@ -220,7 +250,7 @@ def test_redirect_deny_chromium_german_goes_to_nok(db, tpp, tpp_site, psu):
 
 def test_redirect_deny_without_nok_uri_goes_to_redirect_uri(db, tpp,
                                                             tpp_site, psu):
-    cid, aid = bg_received(db, tpp, {"allPsd2": "allAccounts"}, "allPsd2",
+    cid, aid = bg_received(tpp, {"allPsd2": "allAccounts"},
                            ok_uri=tpp_site.ok)
     b = PsuBrowser()
     page = login_to_consent(b, sca_link(cid, aid), psu)
@@ -235,7 +265,7 @@ def test_redirect_deny_without_nok_uri_goes_to_redirect_uri(db, tpp,
 
 
 def test_used_link_is_no_longer_valid(db, tpp, tpp_site, psu):
-    cid, aid = bg_received(db, tpp, {"allPsd2": "allAccounts"}, "allPsd2",
+    cid, aid = bg_received(tpp, {"allPsd2": "allAccounts"},
                            ok_uri=tpp_site.ok, nok_uri=tpp_site.nok)
     b = PsuBrowser()
     login_to_consent(b, sca_link(cid, aid), psu)
@@ -259,10 +289,9 @@ def test_used_link_is_no_longer_valid(db, tpp, tpp_site, psu):
 
 
 def test_unknown_and_foreign_links(db, tpp, tpp_site):
-    cid, aid = bg_received(db, tpp, {"allPsd2": "allAccounts"}, "allPsd2",
+    cid, aid = bg_received(tpp, {"allPsd2": "allAccounts"},
                            ok_uri=tpp_site.ok)
-    cid2, aid2 = bg_received(db, tpp, {"allPsd2": "allAccounts"},
-                             "allPsd2", approach="OAUTH")
+    cid2, aid2 = bg_received(tpp, {"allPsd2": "allAccounts"})
     for link in (sca_link(cid, str(uuid.uuid4())),
                  sca_link(str(uuid.uuid4()), aid),
                  sca_link(cid2, aid),       # another consent's
@@ -283,8 +312,8 @@ def test_unknown_and_foreign_links(db, tpp, tpp_site):
 
 def test_bank_offered_the_psu_picks(db, tpp, tpp_site, psu):
     (iban1, _), (iban2, _), (iban3, _) = psu.accounts
-    cid, aid = bg_received(db, tpp, {"accounts": [], "balances": []},
-                           "bankOffered", ok_uri=tpp_site.ok)
+    cid, aid = bg_received(tpp, {"accounts": [], "balances": []},
+                           ok_uri=tpp_site.ok)
     b = PsuBrowser()
     login_to_consent(b, sca_link(cid, aid), psu)
     offered = b.consent_accounts()
@@ -317,9 +346,8 @@ def test_dedicated_not_the_psus_fails(db, tpp, tpp_site, psu, foreign):
         bad = {"iban": psd2lib.make_psu(n_accounts=1).accounts[0][0]}
     else:
         bad = {"iban": psu.accounts[1][0], "currency": "USD"}
-    access = {"accounts": [{"iban": iban}, bad], "balances": [],
-              "transactions": []}
-    cid, aid = bg_received(db, tpp, access, "dedicated", ok_uri=tpp_site.ok,
+    access = {"accounts": [{"iban": iban}, bad]}
+    cid, aid = bg_received(tpp, access, ok_uri=tpp_site.ok,
                            nok_uri=tpp_site.nok)
     b = PsuBrowser()
     page = login_to_consent(b, sca_link(cid, aid), psu)
@@ -334,25 +362,23 @@ def test_dedicated_not_the_psus_fails(db, tpp, tpp_site, psu, foreign):
 
 
 def test_kinds_and_the_former_recurring_consent(db, tpp, tpp_site, psu):
-    def give(access, kind, **kw):
-        cid, aid = bg_received(db, tpp, access, kind, ok_uri=tpp_site.ok,
-                               **kw)
+    def give(access, **kw):
+        cid, aid = bg_received(tpp, access, ok_uri=tpp_site.ok, **kw)
         b = PsuBrowser()
         login_to_consent(b, sca_link(cid, aid), psu)
         r = b.submit_consent("approve")
         assert r.status_code == 303, r.text[:500]
         return cid
 
-    first = give({"availableAccounts": "allAccounts"}, "availableAccounts")
+    first = give({"availableAccounts": "allAccounts"})
     assert set(covered(db, first).values()) == {(False, False)}
     once = give({"availableAccountsWithBalance": "allAccounts"},
-                "availableAccountsWithBalance", recurring=False,
-                frequency=1)
+                recurring=False, frequency=1)
     assert set(covered(db, once).values()) == {(True, False)}
     assert state_of(db, once)[0][3] == datetime.date.today()
     # A one-off consent leaves the recurring one alone.
     assert state_of(db, first)[0][0] == "valid"
-    second = give({"allPsd2": "allAccounts"}, "allPsd2")
+    second = give({"allPsd2": "allAccounts"})
     assert state_of(db, second)[0][0] == "valid"
     assert state_of(db, first)[0][0] == "expired"
     assert state_of(db, once)[0][0] == "valid"
@@ -370,8 +396,7 @@ def oauth_session(tpp, cid):
 @pytest.mark.parametrize("tpp_made_one", [True, False])
 def test_oauth_approach(db, api, tpp, psu, tpp_made_one):
     (iban1, _), (iban2, _), _ = psu.accounts
-    cid, aid = bg_received(db, tpp, dedicated([iban1, iban2], [iban1]),
-                           "dedicated", approach="OAUTH",
+    cid, aid = bg_received(tpp, dedicated([iban1, iban2], [iban1]),
                            authorisation=tpp_made_one)
     sess = oauth_session(tpp, cid)
     verifier = generate_token(48)
@@ -439,8 +464,7 @@ def consents_login(psu):
 
 
 def test_oauth_deny(db, tpp, psu):
-    cid, aid = bg_received(db, tpp, {"allPsd2": "allAccounts"}, "allPsd2",
-                           approach="OAUTH")
+    cid, aid = bg_received(tpp, {"allPsd2": "allAccounts"})
     sess = oauth_session(tpp, cid)
     url, state = sess.create_authorization_url(
         AUTHZ_URL, code_verifier=generate_token(48))
@@ -455,18 +479,16 @@ def test_oauth_deny(db, tpp, psu):
     assert state_of(db, cid, aid)[1][0] == "failed"
 
 
-def test_oauth_invalid_scope(db, tpp, psu):
-    other = psd2lib.make_client(redirect_uris=("https://tpp.example/cb",))
-    mine, _ = bg_received(db, tpp, {"allPsd2": "allAccounts"}, "allPsd2",
-                          approach="OAUTH")
-    theirs, _ = bg_received(db, other, {"allPsd2": "allAccounts"},
-                            "allPsd2", approach="OAUTH")
-    gone, _ = bg_received(db, tpp, {"allPsd2": "allAccounts"}, "allPsd2",
-                          approach="OAUTH")
-    sql(db, "UPDATE consent SET status = 'rejected' WHERE id = %s", gone)
+def test_oauth_invalid_scope(db, signer, tpp, psu):
+    other = Tpp(signer, ("https://tpp.example/cb",))
+    mine, _ = bg_received(tpp, {"allPsd2": "allAccounts"})
+    theirs, _ = bg_received(other, {"allPsd2": "allAccounts"})
+    gone, _ = bg_received(tpp, {"allPsd2": "allAccounts"})
+    r = tpp.call("DELETE", "%s/consents/%s" % (BG, gone))
+    assert r.status_code == 204, r.text
     cases = {
         "AIS:" + theirs: "names no consent of this client",
-        "AIS:" + gone: "rejected, not received",
+        "AIS:" + gone: "terminatedByTpp, not received",
         "AIS:" + str(uuid.uuid4()): "names no consent of this client",
         "AIS:" + mine + " ACCOUNT_INFORMATION": "must be the only scope",
         "ACCOUNT_INFORMATION AIS:" + mine: "must be the only scope",

@@ -99,6 +99,7 @@ SEGMENTS = {
     "/auth/v1/psd2/payments/": ["{payment-product}", "{paymentId}",
                                 "{authorisationId}"],
     "/auth/payments/": ["{paymentId}"],
+    "/auth/consents/": ["{consentId}", "{authorisationId}"],
 }
 
 
