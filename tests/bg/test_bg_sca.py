@@ -273,6 +273,13 @@ def test_used_link_is_no_longer_valid(db, tpp, tpp_site, psu):
     assert r.status_code == 303 and r.headers["Location"] == tpp_site.ok
     # Every account, every right.
     assert covered(db, cid) == {i: (True, True) for i, _ in psu.accounts}
+    # The TPP reads the outcome on the standard interface.
+    r = tpp.call("GET", "%s/consents/%s" % (BG, cid))
+    assert r.status_code == 200 and r.json()["consentStatus"] == "valid"
+    assert sorted(a["iban"] for a in r.json()["access"]["accounts"]) == \
+        sorted(i for i, _ in psu.accounts)
+    r = tpp.call("GET", "%s/consents/%s/authorisations/%s" % (BG, cid, aid))
+    assert r.status_code == 200 and r.json()["scaStatus"] == "finalised"
     # The same form posted again: the same way back, nothing twice.
     r = b.submit_consent("approve")
     assert r.status_code == 303 and r.headers["Location"] == tpp_site.ok
@@ -413,6 +420,8 @@ def test_oauth_approach(db, api, tpp, psu, tpp_made_one):
     assert r.status_code == 302, r.text[:500]
     loc = r.headers["Location"]
     assert loc.startswith(tpp.redirect_uris[2] + "?")
+    # Posted again before the exchange: the same code, nothing twice.
+    assert b.submit_consent("approve").headers["Location"] == loc
     tok = sess.fetch_token(TOKEN_URL, authorization_response=loc,
                            code_verifier=verifier)
     assert tok["scope"] == "AIS:" + cid
