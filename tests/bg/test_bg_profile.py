@@ -326,7 +326,7 @@ def test_sca_approach_follows_tpp_redirect_uri(signer, tpp):
     href = r.json()["_links"]["scaRedirect"]["href"]
     assert re.search(r"/auth/consents/%s/authorisations/[^/?]+$" %
                      re.escape(r.json()["consentId"]), href), href
-    bad = ANSWER["tpp_redirect_uri"]["answer"]["otherwise"]
+    bad = ANSWER["tpp_redirect_uri"]["otherwise"]
     tpp_error(create(signer, tok, consent_request(),
                      {"TPP-Redirect-URI": "https://elsewhere.example/cb"}),
               bad["status"], bad["code"])
@@ -352,8 +352,10 @@ def test_x_request_id_is_required_and_echoed(signer, tpp):
     assert r.status_code == 201, r.text
     assert r.headers["X-Request-ID"] == rid
     want = ANSWER["x_request_id"]["missing"]
-    r = call(signer, "POST", BG + "/consents", tok, consent_request(),
-             PSU_IP, drop=("X-Request-ID",))
+    import bg_openapi
+    with bg_openapi.expect_invalid_request():
+        r = call(signer, "POST", BG + "/consents", tok, consent_request(),
+                 PSU_IP, drop=("X-Request-ID",))
     tpp_error(r, want["status"], want["code"])
 
 
