@@ -18,7 +18,7 @@
 # BENCH_PORTS (default "18088 18099") the range for the instances.
 # BENCH_ONLY=ais: only the set-up and the account information rows of
 # both surfaces (the contract's and the standard interface's /xs2a, with
-# the overhead of the latter).
+# the overhead of the latter); BENCH_POOL the signed requests per pool.
 set -eu
 cd "$(dirname "$0")/../.."
 BIN=${PSD2_BIN_DIR:-build/bin}
@@ -78,7 +78,8 @@ bench_ais() {
 # Each of wrk's 2 threads takes every other line and starts again when
 # its half runs out (a replayed x-request-id, refused): a half sized for
 # 10,000 req/s, as one thread alone may run at the whole rate.
-POOLN=$(( SECS * 10000 * 2 + 5000 ))
+# BENCH_POOL overrides the size (a short trial of BENCH_ONLY=ais).
+POOLN=${BENCH_POOL:-$(( SECS * 10000 * 2 + 5000 ))}
 if [ "$ONLY" = ais ]; then
 	bench_ais
 	bench_end
