@@ -167,7 +167,8 @@ def routes():
     out = {}
     text = open(os.path.join(psd2lib.TOP, "conf", "routes.conf")).read()
     for m in re.finditer(r"(?m)^route\s+(\S+)\s", text):
-        out.setdefault(template(m.group(1)), None)
+        if m.group(1) != XS2A_UNKNOWN:
+            out.setdefault(template(m.group(1)), None)
     for m in re.finditer(r"(?m)^restrict\s+(\S+)\s+(.+)$", text):
         out[template(m.group(1))] = set(m.group(2).split())
     return out
@@ -175,7 +176,18 @@ def routes():
 
 def xs2a(path):
     path = path.lstrip("^")
-    return path == "/xs2a" or path.startswith("/xs2a/")
+    return path == "/xs2a" or path.startswith("/xs2a")
+
+
+# The last route of conf/routes.conf: any other path under /xs2a gets the
+# standard interface's 404 (the document's x-unknown-path answer).
+XS2A_UNKNOWN = "^/xs2a(/.*)?$"
+
+
+def test_unknown_xs2a_paths_route_last():
+    text = open(os.path.join(psd2lib.TOP, "conf", "routes.conf")).read()
+    paths = re.findall(r"(?m)^route\s+(\S+)\s", text)
+    assert paths[-1] == XS2A_UNKNOWN
 
 
 # Pages of the standard interface outside /xs2a, built on other branches
