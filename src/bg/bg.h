@@ -30,6 +30,11 @@ struct http_request;
 struct bg_call {
 	struct xs2a_call	x;
 	char			consent_id[BG_UUID_LEN + 1];	/* "" absent */
+	const char		*sca_approach;	/* ASPSP-SCA-Approach of a
+						   201, or NULL */
+	int			 consent_in_path;	/* consentId is a path
+							   segment: refusals
+							   name it */
 };
 
 /* Consent-ID is required by the call (accounts), optional, or not read. */

@@ -123,6 +123,36 @@ bg_begin(struct http_request *req, struct bg_call *c, const char *sql,
 	return (1);
 }
 
+/*
+ * The refusals whose path depends on the call: a redirect URI that is
+ * not registered (detail: the header), a consent named in the path
+ * (consentId) rather than by Consent-ID. 1 when answered.
+ */
+static int
+bg_answer_path_refusal(struct http_request *req, struct bg_call *c)
+{
+	const char	*name, *header;
+	char		 text[XS2A_TEXT_MAX];
+
+	if (db_is_null(&c->x.q, 0, 0))
+		return (0);
+	name = db_value(&c->x.q, 0, 0);
+	if (strcmp(name, "redirect_uri_unknown") == 0) {
+		header = db_is_null(&c->x.q, 0, 1) ? "TPP-Redirect-URI" :
+		    db_value(&c->x.q, 0, 1);
+		snprintf(text, sizeof(text), "%s is not one of the client's "
+		    "registered redirect URIs.", header);
+		respond_tpp_error(req, 400, "FORMAT_ERROR", header, text);
+		return (1);
+	}
+	if (c->consent_in_path && strcmp(name, "consent_unknown") == 0) {
+		respond_tpp_error(req, 403, "CONSENT_UNKNOWN", "consentId",
+		    "The consent is unknown to this TPP's access token.");
+		return (1);
+	}
+	return (0);
+}
+
 /* The one place that writes the answer of a call that reached the DB. */
 static enum db_next
 bg_answer(struct http_request *req, void *arg)
@@ -135,11 +165,15 @@ bg_answer(struct http_request *req, void *arg)
 		respond_server_error(req, "bg answer");
 		return (DB_ANSWERED);
 	}
-	if (xs2a_answer_refusal(req, &c->x, bg_refusals,
+	if (bg_answer_path_refusal(req, c) ||
+	    xs2a_answer_refusal(req, &c->x, bg_refusals,
 	    sizeof(bg_refusals) / sizeof(bg_refusals[0])))
 		return (DB_ANSWERED);
 	status = db_is_null(&c->x.q, 0, 2) ? 200 :
 	    (int)strtol(db_value(&c->x.q, 0, 2), NULL, 10);
+	if (status == 201 && c->sca_approach != NULL)
+		http_response_header(req, "aspsp-sca-approach",
+		    c->sca_approach);
 	if (!db_is_null(&c->x.q, 0, 4))
 		http_response_header(req, "location",
 		    db_value(&c->x.q, 0, 4));

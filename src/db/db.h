@@ -11,7 +11,8 @@
 #include <http.h>
 #include <pgsql.h>
 
-#define DB_PARAMS_MAX	16
+/* The most parameters of one query (bg_consent_create takes 18). */
+#define DB_PARAMS_MAX	20
 
 enum db_status {
 	DB_PENDING,	/* handler returns KORE_RESULT_RETRY */

@@ -40,8 +40,8 @@ metadata_host_valid(const char *host)
 	return (1);
 }
 
-static int
-metadata_issuer(struct http_request *req, char *out, size_t len)
+int
+oauth_issuer(struct http_request *req, char *out, size_t len)
 {
 	const char	*issuer;
 	int		 n;
@@ -93,11 +93,11 @@ int
 oauth_metadata(struct http_request *req)
 {
 	static const char *const	scopes[] = { "ACCOUNT_INFORMATION",
-		"FUND_AVAILABILITY", "PAYMENT_INITIATION", NULL };
+		"FUND_AVAILABILITY", "PAYMENT_INITIATION", "xs2a", NULL };
 	static const char *const	responses[] = { "code", NULL };
 	static const char *const	modes[] = { "query", NULL };
 	static const char *const	grants[] = { "authorization_code",
-		"refresh_token", NULL };
+		"refresh_token", "client_credentials", NULL };
 	static const char *const	pkce[] = { "S256", NULL };
 	static const char *const	auth[] = { "client_secret_basic",
 		NULL };
@@ -106,7 +106,7 @@ oauth_metadata(struct http_request *req)
 	const char			*mtls;
 	json_t				*doc;
 
-	if (metadata_issuer(req, issuer, sizeof(issuer)) == -1) {
+	if (oauth_issuer(req, issuer, sizeof(issuer)) == -1) {
 		respond_oauth_error(req, 400, "invalid_request",
 		    "The Host header is not a host name or address.");
 		return (KORE_RESULT_OK);

@@ -62,6 +62,13 @@ const char	*oauth_repeated_param(struct http_request *,
 		    const char *const *);
 
 /*
+ * The public base URL of the service (the RFC 8414 issuer, metadata.c):
+ * psd2_issuer, else the scheme and Host of the request (sandbox and tests
+ * on any port). -1 when the Host header is no host or it does not fit.
+ */
+int	oauth_issuer(struct http_request *, char *, size_t);
+
+/*
  * The consent page of an authorisation request (consent.c), shown when
  * the PSU's login succeeds, with the PSU's accounts query's result.
  */

@@ -1,5 +1,5 @@
 /*
- * POST /auth/oauth/token (spec 4.2, 4.3; RFC 6749 4.1.3, 6 and 5.2).
+ * POST /auth/oauth/token (spec 4.2, 4.3; RFC 6749 4.1.3, 4.4, 6 and 5.2).
  *
  * Two round trips: the client (its stored secret checked here, in
  * constant time) and the grant (one SQL function, one durable
@@ -61,6 +61,9 @@ static const char sql_code[] =
 static const char sql_refresh[] =
     "SELECT result, scope, expires_in, description "
     "FROM oauth_refresh_grant_bound($1, $2, $3, $4, $5, $6)";
+static const char sql_client[] =
+    "SELECT result, scope, expires_in, description "
+    "FROM oauth_client_credentials_grant($1, $2, $3, $4)";
 
 static void
 token_free(struct http_request *req)
@@ -333,6 +336,33 @@ token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
 	return (0);
 }
 
+/*
+ * The TPP's own token of the standard interface (src/bg/README.md):
+ * scope xs2a or none, no refresh token.
+ */
+static int
+token_grant_client(struct http_request *req, struct token_ctx *ctx,
+    long long ttl, const uint8_t *access)
+{
+	const char	*scope;
+
+	scope = NULL;
+	if (http_argument_get_string(req, "scope", &scope) &&
+	    strcmp(scope, "xs2a") != 0) {
+		respond_oauth_error(req, 400, "invalid_scope",
+		    "The client credentials grant takes only the scope "
+		    "xs2a.");
+		return (-1);
+	}
+	ctx->refresh[0] = '\0';
+	db_query_begin(&ctx->q, req, sql_client);
+	db_param(&ctx->q, ctx->client_id);
+	db_param_bin(&ctx->q, access, 32);
+	db_param_int(&ctx->q, ttl);
+	token_param_x5t(req, ctx);
+	return (0);
+}
+
 static enum db_next
 token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 {
@@ -357,9 +387,13 @@ token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 	} else if (strcmp(grant_type, "refresh_token") == 0) {
 		if (token_grant_refresh(req, ctx, ttl, access, refresh) == -1)
 			return (DB_ANSWERED);
+	} else if (strcmp(grant_type, "client_credentials") == 0) {
+		if (token_grant_client(req, ctx, ttl, access) == -1)
+			return (DB_ANSWERED);
 	} else {
 		respond_oauth_error(req, 400, "unsupported_grant_type",
-		    "grant_type must be authorization_code or refresh_token.");
+		    "grant_type must be authorization_code, refresh_token or "
+		    "client_credentials.");
 		return (DB_ANSWERED);
 	}
 	ctx->phase = TOKEN_GRANT;
@@ -373,7 +407,7 @@ token_answer(struct http_request *req, struct token_ctx *ctx)
 
 	grant_type = NULL;
 	(void)http_argument_get_string(req, "grant_type", &grant_type);
-	/* Only the two grant types reach the database: a bounded label. */
+	/* Only the three grant types reach the database: a bounded label. */
 	metrics_token_grant(grant_type ? grant_type : "-",
 	    db_value(&ctx->q, 0, 0));
 	if (strcmp(db_value(&ctx->q, 0, 0), "invalid_client") == 0) {
@@ -384,6 +418,14 @@ token_answer(struct http_request *req, struct token_ctx *ctx)
 	if (strcmp(db_value(&ctx->q, 0, 0), "ok") != 0) {
 		respond_oauth_error(req, 400, "invalid_grant",
 		    db_value(&ctx->q, 0, 3));
+		return;
+	}
+	/* The client credentials grant issues no refresh token. */
+	if (ctx->refresh[0] == '\0') {
+		respond_json(req, 200, json_pack("{s:s, s:s, s:I, s:s}",
+		    "access_token", ctx->access, "token_type", "bearer",
+		    "expires_in", (json_int_t)db_int(&ctx->q, 0, 2),
+		    "scope", db_value(&ctx->q, 0, 1)));
 		return;
 	}
 	respond_json(req, 200, json_pack("{s:s, s:s, s:s, s:I, s:s}",

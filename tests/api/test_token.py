@@ -430,9 +430,12 @@ def test_suspension_applies_at_once_after_recent_use(psu_factory,
 
 # -- grant types and parameters ---------------------------------------------
 
-@pytest.mark.parametrize("grant", ["password", "client_credentials",
-                                   "implicit", "urn:ietf:params:oauth:"
-                                   "grant-type:device_code", "foo"])
+# client_credentials is supported: the TPP's own token of the standard
+# interface (tests/bg/test_bg_token.py).
+@pytest.mark.parametrize("grant", ["password", "implicit",
+                                   "urn:ietf:params:oauth:"
+                                   "grant-type:device_code", "foo",
+                                   "Client_Credentials"])
 def test_unsupported_grant_type(grant):
     r = token_request({"grant_type": grant, "username": "anna",
                        "password": "anna-sandbox-1"}, SC)

@@ -36,12 +36,14 @@ def test_document_is_valid_rfc8414(server):
     assert doc["revocation_endpoint"] == server.url + "/auth/oauth/revoke"
     assert doc["response_types_supported"] == ["code"]
     assert doc["grant_types_supported"] == ["authorization_code",
-                                            "refresh_token"]
+                                            "refresh_token",
+                                            "client_credentials"]
     assert doc["code_challenge_methods_supported"] == ["S256"]
     assert doc["token_endpoint_auth_methods_supported"] == \
         ["client_secret_basic"]
     assert sorted(doc["scopes_supported"]) == [
-        "ACCOUNT_INFORMATION", "FUND_AVAILABILITY", "PAYMENT_INITIATION"]
+        "ACCOUNT_INFORMATION", "FUND_AVAILABILITY", "PAYMENT_INITIATION",
+        "xs2a"]
     # Plain HTTP: no certificate-bound tokens, so no aliases.
     assert "mtls_endpoint_aliases" not in doc
     assert "tls_client_certificate_bound_access_tokens" not in doc

@@ -517,3 +517,28 @@ BEGIN
 	RETURN 'ok';
 END;
 $$;
+
+-- Client credentials grant (RFC 6749 4.4): the TPP's own access token
+-- of the standard interface (src/bg/README.md "The authorisation
+-- frame"): no consent, scope xs2a, never a refresh token; bound to the
+-- TLS client certificate when there is one (RFC 8705, p_x5t).
+-- result: ok, invalid_client.
+CREATE OR REPLACE FUNCTION oauth_client_credentials_grant(
+    p_client_id text, p_access_hash bytea, p_access_ttl integer,
+    p_x5t text, OUT result text, OUT scope text, OUT expires_in integer,
+    OUT description text)
+LANGUAGE sql AS $$
+	WITH issued AS (
+		INSERT INTO token (token_hash, kind, family, client_id,
+		    consent_id, scopes, expires_at, cnf_x5t_s256)
+		SELECT p_access_hash, 'access', gen_random_uuid(), p_client_id,
+		    NULL, '{xs2a}', now() + make_interval(secs => p_access_ttl),
+		    p_x5t
+		WHERE oauth_client_active(p_client_id)
+		RETURNING 1)
+	SELECT CASE WHEN ok THEN 'ok' ELSE 'invalid_client' END,
+	    CASE WHEN ok THEN 'xs2a' END,
+	    CASE WHEN ok THEN p_access_ttl END,
+	    CASE WHEN NOT ok THEN 'Client authentication failed.' END
+	FROM (SELECT EXISTS (SELECT 1 FROM issued) AS ok) i;
+$$;
