@@ -10,7 +10,7 @@ import pytest
 import psd2lib
 from conftest import (BG, add_balance, consent_of, get_tokens, sql,
                       tpp_error)
-from test_bg_accounts import access_rows, bg_consent, tpp_token
+from test_bg_accounts import access_rows, bg_consent, invalid_if, tpp_token
 
 FUNDS = BG + "/funds-confirmations"
 
@@ -112,29 +112,37 @@ def test_expired_consent(w, api, db):
             "WHERE id = %s", w.consent)
 
 
-@pytest.mark.parametrize("raw,path", [
-    (b"not json", "body"),
+@pytest.mark.parametrize("raw,path,invalid", [
+    (b"not json", "body", True),
     (b'{"instructedAmount": {"currency": "EUR", "amount": "1"}}',
-     "account"),
+     "account", True),
     (b'{"account": {"bban": "370400440532013000"}, "instructedAmount": '
-     b'{"currency": "EUR", "amount": "1"}}', "account.iban"),
+     b'{"currency": "EUR", "amount": "1"}}', "account.iban", None),
     (b'{"account": {"iban": "DE89"}, "instructedAmount": '
-     b'{"currency": "EUR", "amount": "1"}}', "account.iban"),
+     b'{"currency": "EUR", "amount": "1"}}', "account.iban", None),
     (b'{"account": {"iban": "DE89370400440532013000"}}',
-     "instructedAmount"),
+     "instructedAmount", True),
     (b'{"account": {"iban": "DE89370400440532013000"}, "instructedAmount":'
-     b' {"currency": "EURO", "amount": "1"}}', "instructedAmount.currency"),
+     b' {"currency": "EURO", "amount": "1"}}', "instructedAmount.currency",
+     False),
     (b'{"account": {"iban": "DE89370400440532013000"}, "instructedAmount":'
-     b' {"currency": "EUR", "amount": "1.001"}}', "instructedAmount.amount"),
+     b' {"currency": "EUR", "amount": "1.001"}}', "instructedAmount.amount",
+     False),
     (b'{"account": {"iban": "DE89370400440532013000"}, "instructedAmount":'
-     b' {"currency": "EUR", "amount": "-1"}}', "instructedAmount.amount"),
+     b' {"currency": "EUR", "amount": "-1"}}', "instructedAmount.amount",
+     False),
     (b'{"account": {"iban": "DE89370400440532013000"}, "instructedAmount":'
-     b' {"currency": "EUR", "amount": "0"}}', "instructedAmount.amount"),
+     b' {"currency": "EUR", "amount": "0"}}', "instructedAmount.amount",
+     False),
 ])
-def test_bad_body_changes_nothing(w, api, db, raw, path):
+def test_bad_body_changes_nothing(w, api, db, raw, path, invalid):
+    if invalid is None:
+        # An IBAN of the wrong form is invalid, a bban is not.
+        invalid = b"DE89" in raw
     n = access_rows(db, w.consent)
-    tpp_error(post(api, w.token, None, raw=raw), 400, "FORMAT_ERROR",
-              path=path)
+    with invalid_if(invalid):
+        r = post(api, w.token, None, raw=raw)
+    tpp_error(r, 400, "FORMAT_ERROR", path=path)
     assert access_rows(db, w.consent) == n
 
 

@@ -213,7 +213,7 @@ BEGIN
 	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
 	    'account-list', NULL, NULL, NULL, NULL, false);
 	IF r.refusal IS NOT NULL THEN
-		RETURN ROW(r.refusal, r.detail, NULL, NULL, NULL)::bg_result;
+		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
 	SELECT json_build_object('accounts', coalesce(json_agg(
 	    bg_account_details(ca.account_id, ca.balances, ca.transactions,
@@ -237,7 +237,7 @@ BEGIN
 	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
 	    'account-details', p_resource_id, NULL, NULL, NULL, false);
 	IF r.refusal IS NOT NULL THEN
-		RETURN ROW(r.refusal, r.detail, NULL, NULL, NULL)::bg_result;
+		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
 	RETURN ROW(NULL, NULL, 200, json_build_object('account',
 	    bg_account_details(r.account_id, r.balances, r.transactions,
@@ -258,7 +258,7 @@ BEGIN
 	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
 	    'account-balance', p_resource_id, 'balances', NULL, NULL, false);
 	IF r.refusal IS NOT NULL THEN
-		RETURN ROW(r.refusal, r.detail, NULL, NULL, NULL)::bg_result;
+		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
 	RETURN ROW(NULL, NULL, 200, json_build_object(
 	    'account', json_build_object('iban', r.iban,
@@ -309,7 +309,7 @@ BEGIN
 	    'transactions', p_resource_id, 'transactions', NULL,
 	    p_booking || ':' || p_from || '/' || v_to, p_page > 0);
 	IF r.refusal IS NOT NULL THEN
-		RETURN ROW(r.refusal, r.detail, NULL, NULL, NULL)::bg_result;
+		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
 
 	href := '/xs2a/v1/accounts/' || r.resource_id
@@ -386,7 +386,7 @@ BEGIN
 	    'transaction-details', p_resource_id, 'transactions',
 	    p_transaction_id, NULL, false);
 	IF r.refusal IS NOT NULL THEN
-		RETURN ROW(r.refusal, r.detail, NULL, NULL, NULL)::bg_result;
+		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
 	RETURN ROW(NULL, NULL, 200, (SELECT json_build_object(
 	    'transactionsDetails', bg_booked_entry(r.resource_id,
@@ -415,28 +415,26 @@ BEGIN
 	SELECT * INTO g FROM bg_gate(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_consent_id, 'FUND_AVAILABILITY');
 	IF g.refusal IS NOT NULL THEN
-		RETURN ROW(g.refusal, g.detail, NULL, NULL, NULL)::bg_result;
+		RETURN bg_refused(g.refusal, g.detail);
 	END IF;
 	IF g.token_consent IS NULL THEN
-		RETURN ROW('consent_invalid', 'The access token does not '
-		    'carry FUND_AVAILABILITY.', NULL, NULL, NULL)::bg_result;
+		RETURN bg_refused('consent_invalid', 'The access token does '
+		    'not carry FUND_AVAILABILITY.');
 	END IF;
 	SELECT bg_consent_status(k.status, k.valid_until, k.created_at)
 	    AS status, k.sca_at
 	INTO c
 	FROM consent k WHERE k.id = g.token_consent;
 	IF c.status = 'expired' THEN
-		RETURN ROW('consent_expired', NULL, NULL, NULL,
-		    NULL)::bg_result;
+		RETURN bg_refused('consent_expired', NULL);
 	ELSIF c.status IS DISTINCT FROM 'valid' THEN
-		RETURN ROW('consent_invalid', 'The consent is ' || c.status
-		    || ', not valid.', NULL, NULL, NULL)::bg_result;
+		RETURN bg_refused('consent_invalid', 'The consent is '
+		    || c.status || ', not valid.');
 	END IF;
 	ok := ais_funds_check(g.token_consent, c.sca_at, p_request_id,
 	    p_psu_ip, p_iban, p_currency, p_amount_minor);
 	IF ok IS NULL THEN
-		RETURN ROW('resource_unknown', 'account.iban', NULL, NULL,
-		    NULL)::bg_result;
+		RETURN bg_refused('resource_unknown', 'account.iban');
 	END IF;
 	RETURN ROW(NULL, NULL, 200,
 	    json_build_object('fundsAvailable', ok)::text, NULL)::bg_result;
