@@ -6,9 +6,10 @@ resource's refusals, the access limit shared with the contract's paths,
 paging, the balances' arithmetic and every unsupported parameter.
 
 Consents of the contract's OAuth flow come from the real flow; consents
-of the standard interface with restricted rights, and the TPP's own
-token, are rows written here (POST /xs2a/v1/consents and the client
-credentials grant are another part of the interface)."""
+of the standard interface as a PSU gave them, with restricted rights,
+are rows written here (their authorisation by the PSU is another part of
+the interface); the TPP's own token comes from the client credentials
+grant."""
 
 import contextlib
 import datetime
@@ -21,6 +22,7 @@ import pytest
 
 import psd2lib
 from bg_openapi import expect_invalid_request
+from psd2lib import token_request
 from conftest import (ACCOUNT_LIST, BALANCE, BG, add_balance,
                       add_transactions, account_row, consent_of, day,
                       get_tokens, jload, sql, token_hash, tpp_error,
@@ -34,14 +36,24 @@ class World:
     pass
 
 
-def tpp_token(db, client_id, scopes="{xs2a}", consent=None):
-    """An access token row: the TPP's own (scope xs2a, no consent) or,
-    with consent, a PSU's token of that consent."""
+def xs2a_token(client):
+    """The TPP's own token: the client credentials grant, scope xs2a."""
+    r = token_request({"grant_type": "client_credentials",
+                       "scope": "xs2a"}, client)
+    assert r.status_code == 200, r.text
+    return r.json()["access_token"]
+
+
+def consent_token(db, client_id, consent):
+    """A PSU's access token of a standard consent, as its authorisation
+    (the integrated OAuth approach, scope AIS:{consentId}) would issue
+    it: a row here, that authorisation being another part of the
+    interface."""
     tok = str(uuid.uuid4())
     sql(db, """INSERT INTO token (token_hash, kind, family, client_id,
         consent_id, scopes, expires_at) VALUES (%s, 'access', %s, %s, %s,
-        %s, now() + interval '1 hour')""", token_hash(tok),
-        str(uuid.uuid4()), client_id, consent, scopes)
+        '{ACCOUNT_INFORMATION}', now() + interval '1 hour')""",
+        token_hash(tok), str(uuid.uuid4()), client_id, consent)
     return tok
 
 
@@ -114,7 +126,7 @@ def w(service_setup, server, db, today):
     w.token = get_tokens(w.client, w.psu, "ACCOUNT_INFORMATION",
                          accounts=[w.a_iban, w.b_iban])["access_token"]
     w.consent = consent_of(db, w.token)
-    w.tpp = tpp_token(db, w.client.client_id)
+    w.tpp = xs2a_token(w.client)
     # A standard consent: A with every right, B the list only.
     w.restricted = bg_consent(db, w.client.client_id, w.psu_id,
                               [(w.a_pk, True, True), (w.b_pk, False, False)])
@@ -144,7 +156,7 @@ def balances_of(body):
 
 # ---------------------------------------------------------------- shapes
 
-def test_account_list_shape_tpp_token(w, api):
+def test_account_list_shape_xs2a_token(w, api):
     r = get(api, ACCOUNTS, w.tpp, w.consent)
     assert r.status_code == 200, r.text
     assert r.headers["Content-Type"].startswith("application/json")
@@ -468,8 +480,7 @@ def test_contract_paths_honour_the_rights(w, api, db, today):
     list_only = bg_consent(db, w.client.client_id, w.psu_id,
                            [(w.a_pk, False, False)],
                            kind="availableAccounts")
-    psu_tok = tpp_token(db, w.client.client_id, "{ACCOUNT_INFORMATION}",
-                        list_only)
+    psu_tok = consent_token(db, w.client.client_id, list_only)
     assert api.get(ACCOUNT_LIST, psu_tok).status_code == 200
     n = access_rows(db, list_only)
     r = api.get(BALANCE, psu_tok, body={"referenceId": w.a_id})

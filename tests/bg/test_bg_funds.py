@@ -10,7 +10,7 @@ import pytest
 import psd2lib
 from conftest import (BG, add_balance, consent_of, get_tokens, sql,
                       tpp_error)
-from test_bg_accounts import access_rows, bg_consent, invalid_if, tpp_token
+from test_bg_accounts import access_rows, bg_consent, invalid_if, xs2a_token
 
 FUNDS = BG + "/funds-confirmations"
 
@@ -32,7 +32,7 @@ def w(service_setup, server, db):
     w.consent = consent_of(db, w.token)
     w.ais_token = get_tokens(w.client, psd2lib.make_psu(n_accounts=1),
                              "ACCOUNT_INFORMATION")["access_token"]
-    w.tpp = tpp_token(db, w.client.client_id)
+    w.tpp = xs2a_token(w.client)
     return w
 
 
