@@ -4,7 +4,7 @@
  * (src/bg/README.md "Account information"). The query takes
  * bookingStatus (booked, pending, both; required), dateFrom (required),
  * dateTo, withBalance and pageIndex; entryReferenceFrom, deltaList,
- * bookingStatus=information and any other parameter are refused
+ * bookingStatus information or all and any other parameter are refused
  * (PARAMETER_NOT_SUPPORTED). The SQL is
  * src/db/functions/34_bg_accounts.sql.
  */
@@ -75,10 +75,12 @@ tx_booking(struct bg_call *c, const struct bg_param *p)
 	if (!p->seen) {
 		xs2a_input_error(&c->x, 400, "FORMAT_ERROR", "bookingStatus",
 		    "bookingStatus is required: booked, pending or both.");
-	} else if (strcmp(p->value, "information") == 0) {
+	} else if (strcmp(p->value, "information") == 0 ||
+	    strcmp(p->value, "all") == 0) {
+		/* Values of the guidelines this bank does not offer. */
 		xs2a_input_error(&c->x, 400, "PARAMETER_NOT_SUPPORTED",
-		    "bookingStatus", "bookingStatus information is not "
-		    "supported: booked, pending or both.");
+		    "bookingStatus", "bookingStatus %s is not supported: "
+		    "booked, pending or both.", p->value);
 	} else if (strcmp(p->value, "booked") != 0 &&
 	    strcmp(p->value, "pending") != 0 &&
 	    strcmp(p->value, "both") != 0) {

@@ -436,6 +436,12 @@ def test_card_accounts_not_offered(w, api):
               "/card-accounts/%s/transactions?bookingStatus=booked" % w.a_id):
         r = get(api, BG + p, w.tpp, w.consent)
         tpp_error(r, 405, "SERVICE_INVALID")
+    # Methods the official file does not have there either.
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        with expect_invalid_request():
+            r = api.call(method, BG + "/card-accounts/%s" % w.a_id, w.tpp,
+                         headers={"Consent-ID": w.consent})
+        tpp_error(r, 405, "SERVICE_INVALID")
 
 
 # ------------------------------------------------------------- refusals
@@ -565,6 +571,8 @@ def test_no_token(w, api):
 
 @pytest.mark.parametrize("query,code,path,invalid", [
     ("bookingStatus=information&dateFrom={d}", "PARAMETER_NOT_SUPPORTED",
+     "bookingStatus", False),
+    ("bookingStatus=all&dateFrom={d}", "PARAMETER_NOT_SUPPORTED",
      "bookingStatus", False),
     ("bookingStatus=booked&dateFrom={d}&entryReferenceFrom=1234",
      "PARAMETER_NOT_SUPPORTED", None, False),

@@ -163,3 +163,9 @@ def test_query_parameters_refused(w, api):
     r = api.call("POST", FUNDS + "?x=1", w.token, body=body(w.iban, "1.00"))
     tpp_error(r, 400, "PARAMETER_NOT_SUPPORTED")
 
+
+def test_token_without_account_information(w, api):
+    """This PSU's token carries FUND_AVAILABILITY alone: no accounts."""
+    tpp_error(api.get(BG + "/accounts", w.token,
+                      headers={"Consent-ID": w.consent}),
+              401, "CONSENT_INVALID")
