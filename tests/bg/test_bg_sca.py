@@ -323,6 +323,8 @@ def test_bank_offered_the_psu_picks(db, tpp, tpp_site, psu):
                            ok_uri=tpp_site.ok)
     b = PsuBrowser()
     login_to_consent(b, sca_link(cid, aid), psu)
+    assert psd2lib.norm_text(b.page.by_id["bg-pick"].text) == \
+        "The accounts you choose below: account details, balances"
     offered = b.consent_accounts()
     assert len(offered) == 3
     assert b.page.form("consent-form").input("validity_days") is None
