@@ -216,6 +216,12 @@ def test_redirect_approve_chromium_without_javascript(db, tpp, tpp_site,
     assert pid == apid == psu_id(db, psu)
     assert covered(db, cid) == {iban1: (False, False),
                                 iban2: (True, True)}
+    # The TPP reads what the PSU gave, with its own token.
+    r = tpp.call("GET", BG + "/accounts", headers={"Consent-ID": cid})
+    assert r.status_code == 200, r.text[:500]
+    got = {a["iban"]: a.get("_links", {}) for a in r.json()["accounts"]}
+    assert set(got) == {iban1, iban2}
+    assert "balances" not in got[iban1] and "balances" in got[iban2]
     assert sql(db, """SELECT count(*) FROM audit_log
         WHERE action = 'psu.consent_approved'
         AND detail ->> 'consent_id' = %s""", cid)[0][0] == 1
