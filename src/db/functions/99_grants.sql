@@ -76,7 +76,6 @@ BEGIN
 		('bg_consent_page(uuid,bigint)', '{psd2_service}'),
 		('bg_consent_status(text,date,timestamp with time zone)', '{psd2_service,psd2_operator}'),
 		('bg_consent_sweep()', '{psd2_service,psd2_operator}'),
-		('bg_consent_usable(text,text[])', '{psd2_service}'),
 		('bg_datetime(timestamp with time zone)', '{psd2_service}'),
 		('bg_funds_confirmation(bytea,text,text,uuid,inet,uuid,uuid,text,text,bigint)', '{psd2_service}'),
 		('bg_gate(bytea,text,text,uuid,uuid,text)', '{psd2_service}'),
