@@ -71,32 +71,30 @@ BEGIN
 END;
 $$;
 
--- accountDetails of one account: the links to what the consent gives
--- for it, its balances when asked for and given. PL/pgSQL for its
--- kept plan (as bg_balances).
-CREATE OR REPLACE FUNCTION bg_account_details(p_account_id bigint,
-    p_balances boolean, p_transactions boolean, p_with_balance boolean)
-RETURNS json LANGUAGE plpgsql STABLE AS $$
-BEGIN
-	RETURN (SELECT json_strip_nulls(json_build_object(
-	    'resourceId', a.resource_id,
-	    'iban', a.iban,
-	    'currency', a.currency,
-	    'name', left(a.name, 70),
+-- accountDetails of one account (its columns, the rights the consent
+-- gives for it, its balances or NULL): the links to what the consent
+-- gives, the balances when given. One expression, so that PostgreSQL
+-- inlines it into the list's one query.
+CREATE OR REPLACE FUNCTION bg_account_json(p_resource_id text, p_iban text,
+    p_currency text, p_name text, p_holder text, p_balances boolean,
+    p_transactions boolean, p_balance_list json)
+RETURNS json LANGUAGE sql STABLE AS $$
+	SELECT json_strip_nulls(json_build_object(
+	    'resourceId', p_resource_id,
+	    'iban', p_iban,
+	    'currency', p_currency,
+	    'name', left(p_name, 70),
 	    'cashAccountType', 'CACC',
 	    'status', 'enabled',
-	    'ownerName', left(a.holder_name, 140),
-	    'balances', CASE WHEN p_balances AND p_with_balance
-		THEN bg_balances(a.id, a.currency) END,
+	    'ownerName', left(p_holder, 140),
+	    'balances', p_balance_list,
 	    '_links', CASE WHEN p_balances OR p_transactions
 		THEN json_strip_nulls(json_build_object(
 		'balances', CASE WHEN p_balances THEN json_build_object('href',
-		    '/xs2a/v1/accounts/' || a.resource_id || '/balances') END,
+		    '/xs2a/v1/accounts/' || p_resource_id || '/balances') END,
 		'transactions', CASE WHEN p_transactions THEN
 		    json_build_object('href', '/xs2a/v1/accounts/'
-		    || a.resource_id || '/transactions') END)) END))
-	    FROM account a WHERE a.id = p_account_id);
-END;
+		    || p_resource_id || '/transactions') END)) END));
 $$;
 
 -- The account {account-id} names, as the consent covers it with the
@@ -238,10 +236,14 @@ BEGIN
 		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
 	SELECT json_build_object('accounts', coalesce(json_agg(
-	    bg_account_details(ca.account_id, ca.balances, ca.transactions,
-		p_with_balance) ORDER BY ca.account_id), '[]'::json))::text
+	    bg_account_json(a.resource_id, a.iban, a.currency, a.name,
+		a.holder_name, ca.balances, ca.transactions,
+		CASE WHEN ca.balances AND p_with_balance
+		    THEN bg_balances(a.id, a.currency) END)
+	    ORDER BY ca.account_id), '[]'::json))::text
 	INTO body
-	FROM consent_account ca WHERE ca.consent_id = r.consent_id;
+	FROM consent_account ca JOIN account a ON a.id = ca.account_id
+	WHERE ca.consent_id = r.consent_id;
 	RETURN ROW(NULL, NULL, 200, body, NULL)::bg_result;
 END;
 $$;
@@ -261,9 +263,13 @@ BEGIN
 	IF r.refusal IS NOT NULL THEN
 		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
-	RETURN ROW(NULL, NULL, 200, json_build_object('account',
-	    bg_account_details(r.account_id, r.balances, r.transactions,
-		p_with_balance))::text, NULL)::bg_result;
+	RETURN ROW(NULL, NULL, 200, (SELECT json_build_object('account',
+	    bg_account_json(a.resource_id, a.iban, a.currency, a.name,
+		a.holder_name, r.balances, r.transactions,
+		CASE WHEN r.balances AND p_with_balance
+		    THEN bg_balances(a.id, a.currency) END))
+	    FROM account a WHERE a.id = r.account_id)::text,
+	    NULL)::bg_result;
 END;
 $$;
 
