@@ -20,7 +20,7 @@ libssl-dev libjansson-dev libargon2-dev libusb-1.0-0-dev umockdev
 libumockdev-dev libglib2.0-dev openssl ca-certificates"
 TEST_PKGS="libcmocka-dev clang libclang-rt-14-dev python3-pytest
 python3-authlib python3-httpsig python3-selenium python3-psycopg2
-python3-cryptography python3-requests python3-jsonschema chromium
+python3-cryptography python3-requests python3-jsonschema python3-yaml chromium
 chromium-driver wrk prometheus haproxy systemd"
 
 usage() {

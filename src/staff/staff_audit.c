@@ -22,14 +22,6 @@
 
 int	staff_audit(struct http_request *);
 
-static const char *
-audit_arg(struct http_request *req, const char *name)
-{
-	const char	*v = forms_arg(req, name);
-
-	return (v != NULL && *v != '\0' ? v : NULL);
-}
-
 static int
 audit_query(struct http_request *req, struct staff_page *p)
 {
@@ -37,7 +29,7 @@ audit_query(struct http_request *req, struct staff_page *p)
 	char		*end;
 	long long	 id;
 
-	before = audit_arg(req, "before");
+	before = staff_page_arg(req, "before");
 	if (before != NULL) {
 		id = strtoll(before, &end, 10);
 		if (*end != '\0' || id < 1) {
@@ -48,8 +40,8 @@ audit_query(struct http_request *req, struct staff_page *p)
 	}
 	db_query_begin(&p->q, req, "SELECT staff_audit_json($1, $2, "
 	    "$3::bigint, $4)");
-	db_param(&p->q, audit_arg(req, "actor"));
-	db_param(&p->q, audit_arg(req, "action"));
+	db_param(&p->q, staff_page_arg(req, "actor"));
+	db_param(&p->q, staff_page_arg(req, "action"));
 	db_param(&p->q, before);
 	db_param_int(&p->q, STAFF_AUDIT_PAGE);
 	return (0);
@@ -66,12 +58,12 @@ audit_render(struct http_request *req, struct staff_page *p)
 	}
 	json_object_set_new(data, "title", json_string(pages_text(req,
 	    "staff_audit_title")));
-	if (audit_arg(req, "actor") != NULL)
+	if (staff_page_arg(req, "actor") != NULL)
 		json_object_set_new(data, "actor",
-		    json_string(audit_arg(req, "actor")));
-	if (audit_arg(req, "action") != NULL)
+		    json_string(staff_page_arg(req, "actor")));
+	if (staff_page_arg(req, "action") != NULL)
 		json_object_set_new(data, "action",
-		    json_string(audit_arg(req, "action")));
+		    json_string(staff_page_arg(req, "action")));
 	staff_render(req, 200, "staff_audit", data, &p->who);
 }
 

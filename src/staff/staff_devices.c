@@ -39,14 +39,6 @@ static const char *const staff_device_results[] = {
 	"attestation_invalid", NULL
 };
 
-static const char *
-staff_arg(struct http_request *req, const char *name)
-{
-	const char	*v = forms_arg(req, name);
-
-	return (v != NULL && *v != '\0' ? v : NULL);
-}
-
 static int
 staff_word_in(const char *word, const char *const *list)
 {
@@ -79,30 +71,40 @@ staff_label_devices(struct http_request *req, json_t *list)
 
 /* ---- GET /staff/devices -------------------------------------------- */
 
+static const char *const devices_keep[] = { "status", "q", NULL };
+
 static int
 devices_query(struct http_request *req, struct staff_page *p)
 {
-	db_query_begin(&p->q, req, "SELECT staff_devices_json($1, $2)");
-	db_param(&p->q, staff_arg(req, "status"));
-	db_param(&p->q, staff_arg(req, "q"));
+	int	page;
+
+	if (staff_page_number(req, p, &page) == -1)
+		return (-1);
+	db_query_begin(&p->q, req, "SELECT staff_devices_json($1, $2, $3, "
+	    "$4)");
+	db_param(&p->q, staff_page_arg(req, "status"));
+	db_param(&p->q, staff_page_arg(req, "q"));
+	db_param_int(&p->q, page);
+	db_param_int(&p->q, STAFF_LIST_PAGE);
 	return (0);
 }
 
 static void
 devices_render(struct http_request *req, struct staff_page *p)
 {
-	json_t		*list, *statuses;
+	json_t		*data, *statuses;
 	const char	*status, *names[] = { "not_enrolled", "active",
 			    "blocked", "retired", NULL };
 	char		 key[64];
 	size_t		 i;
 
-	if ((list = staff_page_json(p)) == NULL) {
+	if ((data = staff_page_json(p)) == NULL) {
 		respond_server_error(req, "staff devices json");
 		return;
 	}
-	staff_label_devices(req, list);
-	status = staff_arg(req, "status");
+	staff_label_devices(req, json_object_get(data, "devices"));
+	staff_pager(req, data, "/staff/devices", devices_keep);
+	status = staff_page_arg(req, "status");
 	statuses = json_array();
 	for (i = 0; names[i] != NULL; i++) {
 		snprintf(key, sizeof(key), "device_status_%s", names[i]);
@@ -110,10 +112,13 @@ devices_render(struct http_request *req, struct staff_page *p)
 		    "value", names[i], "label", pages_text(req, key),
 		    "selected", status && strcmp(status, names[i]) == 0));
 	}
-	staff_render(req, 200, "staff_devices", json_pack(
-	    "{s:s, s:o, s:o, s:s?}", "title", pages_text(req,
-	    "staff_devices_title"), "devices", list, "statuses", statuses,
-	    "q", staff_arg(req, "q")), &p->who);
+	json_object_set_new(data, "title", json_string(pages_text(req,
+	    "staff_devices_title")));
+	json_object_set_new(data, "statuses", statuses);
+	if (staff_page_arg(req, "q") != NULL)
+		json_object_set_new(data, "q",
+		    json_string(staff_page_arg(req, "q")));
+	staff_render(req, 200, "staff_devices", data, &p->who);
 }
 
 static const struct staff_page_spec devices_spec = {
@@ -131,16 +136,16 @@ staff_devices(struct http_request *req)
 static int
 confirm_query(struct http_request *req, struct staff_page *p)
 {
-	if (!staff_word_in(staff_arg(req, "action"), staff_device_actions) ||
-	    staff_arg(req, "serial") == NULL) {
+	if (!staff_word_in(staff_page_arg(req, "action"), staff_device_actions) ||
+	    staff_page_arg(req, "serial") == NULL) {
 		staff_message(req, 400, "error_title", "staff_bad_request",
 		    &p->who);
 		return (-1);
 	}
 	db_query_begin(&p->q, req,
 	    "SELECT staff_device_confirm_json($1, $2)");
-	db_param(&p->q, staff_arg(req, "serial"));
-	db_param(&p->q, staff_arg(req, "q"));
+	db_param(&p->q, staff_page_arg(req, "serial"));
+	db_param(&p->q, staff_page_arg(req, "q"));
 	return (0);
 }
 
@@ -157,7 +162,7 @@ confirm_render(struct http_request *req, struct staff_page *p)
 		return;
 	}
 	/* Checked by confirm_query; the fallback keeps the compiler sure. */
-	if ((action = staff_arg(req, "action")) == NULL)
+	if ((action = staff_page_arg(req, "action")) == NULL)
 		action = "";
 	snprintf(key, sizeof(key), "staff_confirm_%s", action);
 	json_object_set_new(data, "title", json_string(pages_text(req,
@@ -167,8 +172,8 @@ confirm_render(struct http_request *req, struct staff_page *p)
 	    key)));
 	json_object_set_new(data, "is_assign",
 	    json_boolean(strcmp(action, "assign_request") == 0));
-	if (staff_arg(req, "q") != NULL)
-		json_object_set_new(data, "q", json_string(staff_arg(req,
+	if (staff_page_arg(req, "q") != NULL)
+		json_object_set_new(data, "q", json_string(staff_page_arg(req,
 		    "q")));
 	staff_render(req, 200, "staff_confirm", data, &p->who);
 }
@@ -190,25 +195,25 @@ act_query(struct http_request *req, struct staff_page *p)
 {
 	char	actor[STAFF_USERNAME_MAX + 8];
 
-	if (!staff_word_in(staff_arg(req, "action"), staff_device_actions) ||
-	    staff_arg(req, "serial") == NULL ||
-	    (strcmp(staff_arg(req, "action"), "assign_request") == 0 &&
-	    staff_arg(req, "psu") == NULL)) {
+	if (!staff_word_in(staff_page_arg(req, "action"), staff_device_actions) ||
+	    staff_page_arg(req, "serial") == NULL ||
+	    (strcmp(staff_page_arg(req, "action"), "assign_request") == 0 &&
+	    staff_page_arg(req, "psu") == NULL)) {
 		staff_message(req, 400, "error_title", "staff_bad_request",
 		    &p->who);
 		return (-1);
 	}
-	if (strcmp(staff_arg(req, "action"), "enrol") == 0) {
-		staff_enrol_query(req, p, staff_arg(req, "serial"));
+	if (strcmp(staff_page_arg(req, "action"), "enrol") == 0) {
+		staff_enrol_query(req, p, staff_page_arg(req, "serial"));
 		return (0);
 	}
 	staff_page_actor(p, actor, sizeof(actor));
 	db_query_begin(&p->q, req,
 	    "SELECT staff_device_action($1, $2, $3, $4)");
 	db_param(&p->q, actor);
-	db_param(&p->q, staff_arg(req, "action"));
-	db_param(&p->q, staff_arg(req, "serial"));
-	db_param(&p->q, staff_arg(req, "psu"));
+	db_param(&p->q, staff_page_arg(req, "action"));
+	db_param(&p->q, staff_page_arg(req, "serial"));
+	db_param(&p->q, staff_page_arg(req, "psu"));
 	return (0);
 }
 
@@ -219,7 +224,7 @@ act_render(struct http_request *req, struct staff_page *p)
 	char		 key[64];
 
 	result = db_value(&p->q, 0, 0);
-	if ((action = staff_arg(req, "action")) == NULL)
+	if ((action = staff_page_arg(req, "action")) == NULL)
 		action = "";
 	if (!staff_word_in(result, staff_device_results)) {
 		respond_server_error(req, "staff device result");
@@ -248,13 +253,13 @@ staff_device_act(struct http_request *req)
 static int
 psu_query(struct http_request *req, struct staff_page *p)
 {
-	if (staff_arg(req, "username") == NULL) {
+	if (staff_page_arg(req, "username") == NULL) {
 		staff_message(req, 400, "error_title", "staff_bad_request",
 		    &p->who);
 		return (-1);
 	}
 	db_query_begin(&p->q, req, "SELECT staff_psu_json($1)");
-	db_param(&p->q, staff_arg(req, "username"));
+	db_param(&p->q, staff_page_arg(req, "username"));
 	return (0);
 }
 

@@ -49,25 +49,38 @@ member_op_ok(struct http_request *req)
 	return (0);
 }
 
+static const char *const members_keep[] = { "q", NULL };
+
 static int
 members_query(struct http_request *req, struct staff_page *p)
 {
-	db_query_begin(&p->q, req, "SELECT staff_members_json()");
+	int	page;
+
+	if (staff_page_number(req, p, &page) == -1)
+		return (-1);
+	db_query_begin(&p->q, req, "SELECT staff_members_json($1, $2, $3)");
+	db_param(&p->q, staff_page_arg(req, "q"));
+	db_param_int(&p->q, page);
+	db_param_int(&p->q, STAFF_LIST_PAGE);
 	return (0);
 }
 
 static void
 members_render(struct http_request *req, struct staff_page *p)
 {
-	json_t	*list;
+	json_t	*data;
 
-	if ((list = staff_page_json(p)) == NULL) {
+	if ((data = staff_page_json(p)) == NULL) {
 		respond_server_error(req, "staff members json");
 		return;
 	}
-	staff_render(req, 200, "staff_members", json_pack("{s:s, s:o}",
-	    "title", pages_text(req, "staff_members_title"), "members", list),
-	    &p->who);
+	json_object_set_new(data, "title", json_string(pages_text(req,
+	    "staff_members_title")));
+	if (staff_page_arg(req, "q") != NULL)
+		json_object_set_new(data, "q",
+		    json_string(staff_page_arg(req, "q")));
+	staff_pager(req, data, "/staff/members", members_keep);
+	staff_render(req, 200, "staff_members", data, &p->who);
 }
 
 static const struct staff_page_spec members_spec = {

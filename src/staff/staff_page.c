@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <openssl/crypto.h>
 
@@ -102,4 +103,54 @@ void
 staff_page_actor(const struct staff_page *p, char *out, size_t len)
 {
 	snprintf(out, len, "staff:%s", p->who.username);
+}
+
+const char *
+staff_page_arg(struct http_request *req, const char *name)
+{
+	const char	*v = forms_arg(req, name);
+
+	return (v != NULL && *v != '\0' ? v : NULL);
+}
+
+int
+staff_page_number(struct http_request *req, struct staff_page *p, int *page)
+{
+	const char	*v;
+	char		*end;
+	long		 n;
+
+	*page = 0;
+	if ((v = staff_page_arg(req, "page")) == NULL)
+		return (0);
+	n = strtol(v, &end, 10);
+	if (*end != '\0' || n < 0 || n > STAFF_PAGE_MAX) {
+		staff_message(req, 400, "error_title", "staff_bad_request",
+		    &p->who);
+		return (-1);
+	}
+	*page = (int)n;
+	return (0);
+}
+
+void
+staff_pager(struct http_request *req, json_t *data, const char *action,
+    const char *const *keep)
+{
+	json_t	*pager, *kept;
+	size_t	 i;
+
+	pager = json_pack("{s:s, s:O?, s:O?, s:O?}", "action", action,
+	    "next", json_object_get(data, "next"),
+	    "has_previous", json_object_get(data, "has_previous"),
+	    "previous", json_object_get(data, "previous"));
+	kept = json_array();
+	for (i = 0; keep[i] != NULL; i++) {
+		if (staff_page_arg(req, keep[i]) != NULL)
+			json_array_append_new(kept, json_pack("{s:s, s:s}",
+			    "name", keep[i], "value",
+			    staff_page_arg(req, keep[i])));
+	}
+	json_object_set_new(pager, "keep", kept);
+	json_object_set_new(data, "pager", pager);
 }

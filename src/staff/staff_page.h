@@ -39,6 +39,23 @@ struct staff_page {
 int	staff_page_run(struct http_request *, const struct staff_page_spec *);
 /* The first column of the one row as JSON (NULL: none or not JSON). */
 json_t	*staff_page_json(struct staff_page *);
+/* A query or form argument, NULL when absent or empty (a filter). */
+const char	*staff_page_arg(struct http_request *, const char *);
+/* Rows a page of every staff list, and the last page number taken. */
+#define STAFF_LIST_PAGE	50
+#define STAFF_PAGE_MAX	100000
+
+/* The "page" argument (0 without one): 0, or -1 when it answered 400. */
+int	staff_page_number(struct http_request *, struct staff_page *, int *);
+
+/*
+ * Adds "pager" to a list page's data (from the next, has_previous and
+ * previous of staff_list_page in SQL): the form of templates/
+ * staff_pager.html, which keeps the filters named in keep (NULL ends).
+ */
+void	staff_pager(struct http_request *, json_t *, const char *,
+	    const char *const *);
+
 /* "staff:<username>", the actor of audit rows. */
 void	staff_page_actor(const struct staff_page *, char *, size_t);
 

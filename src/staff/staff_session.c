@@ -120,6 +120,8 @@ staff_render(struct http_request *req, int status, const char *name,
 	json_object_set_new(ctx, "staff", json_pack("{s:s, s:s, s:s, s:b}",
 	    "username", who->username, "name", who->name,
 	    "role", who->admin ? "admin" : "operator", "admin", who->admin));
+	/* The navigation marks the page it is on (here.<template>). */
+	json_object_set_new(ctx, "here", json_pack("{s:b}", name, 1));
 	pages_render(req, status, name, ctx);
 }
 

@@ -28,7 +28,7 @@ _servers = []           # started Server objects, for failure log tails
 
 # Every response of the API suites against the OpenAPI document.
 if os.environ.get("PSD2_SUITE_LABEL", "").split("-")[0] in (
-        "api", "ais", "tpp", "pis", "prod"):
+        "api", "ais", "bg", "tpp", "pis", "prod"):
     openapi_check.install()
 _sanitizer_failures = []
 

@@ -207,18 +207,36 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 	LEFT JOIN psu rp ON rp.id = a.psu_id;
 $$;
 
--- The device list: p_status one status or NULL, p_q part of a serial,
--- PSU username or name, or NULL.
-CREATE OR REPLACE FUNCTION staff_devices_json(p_status text, p_q text)
+-- A page of a staff list: the items of the page (p_items holds at most
+-- p_limit + 1, in order: one more than a page tells that a next page
+-- exists) under p_key, and where the pager goes.
+CREATE OR REPLACE FUNCTION staff_list_page(p_key text, p_items jsonb,
+    p_page integer, p_limit integer)
+RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+	SELECT jsonb_build_object(p_key, coalesce((SELECT jsonb_agg(x.e
+	    ORDER BY x.n) FROM jsonb_array_elements(p_items)
+	    WITH ORDINALITY AS x(e, n) WHERE x.n <= p_limit), '[]'),
+	    'next', CASE WHEN jsonb_array_length(p_items) > p_limit
+		THEN p_page + 1 END,
+	    'has_previous', p_page > 0, 'previous', greatest(p_page - 1, 0));
+$$;
+
+-- The device list, p_limit a page (p_page from 0): p_status one status
+-- or NULL, p_q part of a serial, PSU username or name, or NULL.
+CREATE OR REPLACE FUNCTION staff_devices_json(p_status text, p_q text,
+    p_page integer, p_limit integer)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
-	SELECT coalesce(jsonb_agg(staff_device_json(d) ORDER BY d.serial),
-	    '[]')
-	FROM device d LEFT JOIN psu p ON p.id = d.psu_id
-	WHERE (coalesce(p_status, '') = '' OR d.status = p_status)
-	    AND (coalesce(p_q, '') = '' OR
-		strpos(lower(d.serial), lower(p_q)) > 0 OR
-		strpos(lower(p.username), lower(p_q)) > 0 OR
-		strpos(lower(p.display_name), lower(p_q)) > 0);
+	SELECT staff_list_page('devices', coalesce(jsonb_agg(
+	    staff_device_json(s.dev) ORDER BY (s.dev).serial), '[]'),
+	    p_page, p_limit)
+	FROM (SELECT d AS dev FROM device d LEFT JOIN psu p ON p.id = d.psu_id
+	    WHERE (coalesce(p_status, '') = '' OR d.status = p_status)
+		AND (coalesce(p_q, '') = '' OR
+		    strpos(lower(d.serial), lower(p_q)) > 0 OR
+		    strpos(lower(p.username), lower(p_q)) > 0 OR
+		    strpos(lower(p.display_name), lower(p_q)) > 0)
+	    ORDER BY d.serial
+	    LIMIT p_limit + 1 OFFSET p_page::bigint * p_limit) s;
 $$;
 
 -- PSUs matching a search (username or name), at most 20.
@@ -242,6 +260,21 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 	FROM device d WHERE d.serial = p_serial;
 $$;
 
+-- An audit row's detail as fields people read (name, value), by name:
+-- strings as they are, lists joined by ", ", anything else as JSON.
+CREATE OR REPLACE FUNCTION staff_detail_fields(p_detail jsonb)
+RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+	SELECT coalesce(jsonb_agg(jsonb_build_object('name', f.key,
+	    'value', CASE jsonb_typeof(f.value)
+		WHEN 'string' THEN f.value #>> '{}'
+		WHEN 'array' THEN (SELECT string_agg(CASE jsonb_typeof(e)
+		    WHEN 'string' THEN e #>> '{}' ELSE e::text END, ', ')
+		    FROM jsonb_array_elements(f.value) e)
+		ELSE f.value::text END) ORDER BY f.key), '[]')
+	FROM jsonb_each(CASE jsonb_typeof(p_detail) WHEN 'object'
+	    THEN p_detail ELSE jsonb_build_object('value', p_detail) END) f;
+$$;
+
 -- A PSU's page: their authenticators, assignment history and recent
 -- audit rows (SCA outcomes and staff actions naming them).
 CREATE OR REPLACE FUNCTION staff_psu_json(p_username text)
@@ -259,7 +292,7 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 		FROM device_assignment a WHERE a.psu_id = p.id),
 	    'events', (SELECT coalesce(jsonb_agg(jsonb_build_object(
 		'id', e.id, 'actor', e.actor, 'action', e.action,
-		'detail', e.detail::text,
+		'fields', staff_detail_fields(e.detail),
 		'at', to_char(e.at AT TIME ZONE 'UTC',
 		    'YYYY-MM-DD HH24:MI:SS "UTC"')) ORDER BY e.id DESC), '[]')
 		FROM (SELECT * FROM audit_log
@@ -271,10 +304,13 @@ $$;
 
 -- ---- TPPs (admin only) -----------------------------
 
-CREATE OR REPLACE FUNCTION staff_tpps_json()
+-- The TPP registry with each TPP's clients, p_limit TPPs a page (p_page
+-- from 0), p_q part of the name or organizationIdentifier, or NULL.
+CREATE OR REPLACE FUNCTION staff_tpps_json(p_q text, p_page integer,
+    p_limit integer)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
-	SELECT coalesce(jsonb_agg(jsonb_build_object('org_id', t.org_id,
-	    'name', t.name, 'status', t.status,
+	SELECT staff_list_page('tpps', coalesce(jsonb_agg(jsonb_build_object(
+	    'org_id', t.org_id, 'name', t.name, 'status', t.status,
 	    'suspended', t.status = 'suspended',
 	    'clients', (SELECT coalesce(jsonb_agg(jsonb_build_object(
 		'client_id', c.client_id, 'status', c.status,
@@ -282,8 +318,13 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 		'pkce_required', c.pkce_required,
 		'access_ttl', c.access_ttl) ORDER BY c.client_id), '[]')
 		FROM oauth_client c WHERE c.tpp_id = t.id))
-	    ORDER BY t.name, t.org_id), '[]')
-	FROM tpp t;
+	    ORDER BY t.name, t.org_id), '[]'), p_page, p_limit)
+	FROM (SELECT * FROM tpp
+	    WHERE coalesce(p_q, '') = '' OR
+		strpos(lower(name), lower(p_q)) > 0 OR
+		strpos(lower(org_id), lower(p_q)) > 0
+	    ORDER BY name, org_id
+	    LIMIT p_limit + 1 OFFSET p_page::bigint * p_limit) t;
 $$;
 
 -- result: ok, exists, bad_input
@@ -391,7 +432,7 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 	SELECT jsonb_build_object(
 	    'rows', coalesce((SELECT jsonb_agg(jsonb_build_object('id', id,
 		'seq', seq, 'sealed', seq IS NOT NULL, 'actor', actor,
-		'action', action, 'detail', detail::text,
+		'action', action, 'fields', staff_detail_fields(detail),
 		'at', to_char(at AT TIME ZONE 'UTC',
 		    'YYYY-MM-DD HH24:MI:SS "UTC"')) ORDER BY id DESC)
 		FROM (SELECT * FROM r ORDER BY id DESC LIMIT p_limit) x), '[]'),
@@ -400,18 +441,72 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 		    LIMIT p_limit) y) END);
 $$;
 
+-- ---- Consents (every staff member reads) ----------------------
+-- The consents of both surfaces for /staff/consents, newest first,
+-- p_limit a page (p_page from 0), filtered by PSU username, TPP
+-- organizationIdentifier and the status now (bg_consent_status).
+CREATE OR REPLACE FUNCTION staff_consents_json(p_psu text, p_tpp text,
+    p_status text, p_page integer, p_limit integer)
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	WITH r AS (
+		SELECT c.id, c.surface, c.access_kind, c.scopes, c.recurring,
+		    bg_consent_status(c.status, c.valid_until, c.created_at)
+			AS status_now,
+		    c.valid_until, c.frequency_per_day, c.last_used_at,
+		    c.created_at, p.username, t.name AS tpp_name, t.org_id
+		FROM consent c
+		JOIN oauth_client oc ON oc.client_id = c.client_id
+		JOIN tpp t ON t.id = oc.tpp_id
+		LEFT JOIN psu p ON p.id = c.psu_id
+		WHERE (coalesce(p_psu, '') = '' OR p.username = p_psu)
+		    AND (coalesce(p_tpp, '') = '' OR t.org_id = p_tpp)
+		    AND (coalesce(p_status, '') = '' OR bg_consent_status(
+			c.status, c.valid_until, c.created_at) = p_status)
+		ORDER BY c.created_at DESC, c.id
+		LIMIT p_limit + 1 OFFSET p_page::bigint * p_limit
+	)
+	SELECT staff_list_page('rows', coalesce(jsonb_agg(jsonb_build_object(
+	    'id', r.id, 'bg', r.surface = 'bg', 'kind', r.access_kind,
+	    'scopes', array_to_string(r.scopes, ' '),
+	    'status', r.status_now, 'psu', r.username,
+	    'tpp', r.tpp_name, 'org', r.org_id,
+	    'valid_until', to_char(r.valid_until, 'YYYY-MM-DD'),
+	    'frequency', r.frequency_per_day, 'recurring', r.recurring,
+	    'last_used', to_char(r.last_used_at AT TIME ZONE 'UTC',
+		'YYYY-MM-DD HH24:MI "UTC"'),
+	    'created', to_char(r.created_at AT TIME ZONE 'UTC',
+		'YYYY-MM-DD HH24:MI "UTC"'),
+	    'accounts', coalesce((SELECT jsonb_agg(jsonb_build_object(
+		'iban', a.iban, 'balances', ca.balances,
+		'transactions', ca.transactions) ORDER BY a.iban)
+		FROM consent_account ca JOIN account a
+		    ON a.id = ca.account_id
+		WHERE ca.consent_id = r.id), '[]'))
+	    ORDER BY r.created_at DESC, r.id), '[]'), p_page, p_limit)
+	FROM r;
+$$;
+
 -- ---- Staff accounts (admin only) ----------------------------
 -- Adding a member stays with psd2ctl staff add (the password is hashed
 -- there); the pages change roles, disable, enable and unlock.
 
-CREATE OR REPLACE FUNCTION staff_members_json()
+-- The staff members, p_limit a page (p_page from 0), p_q part of the
+-- username or name, or NULL.
+CREATE OR REPLACE FUNCTION staff_members_json(p_q text, p_page integer,
+    p_limit integer)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
-	SELECT coalesce(jsonb_agg(jsonb_build_object('username', username,
+	SELECT staff_list_page('members', coalesce(jsonb_agg(
+	    jsonb_build_object('username', username,
 	    'name', display_name, 'role', role, 'status', status,
 	    'admin', role = 'admin', 'disabled', status = 'disabled',
 	    'locked', coalesce(locked_until > now(), false))
-	    ORDER BY username), '[]')
-	FROM staff;
+	    ORDER BY username), '[]'), p_page, p_limit)
+	FROM (SELECT * FROM staff
+	    WHERE coalesce(p_q, '') = '' OR
+		strpos(lower(username), lower(p_q)) > 0 OR
+		strpos(lower(display_name), lower(p_q)) > 0
+	    ORDER BY username
+	    LIMIT p_limit + 1 OFFSET p_page::bigint * p_limit) m;
 $$;
 
 -- p_op: make_admin, make_operator, disable, enable, unlock. An admin
