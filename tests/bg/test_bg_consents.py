@@ -631,6 +631,17 @@ def test_a_psus_token_reads_only_its_own_consent(dbinfo, db, tpp, signer):
             "CONSENT_UNKNOWN", "consentId")
 
 
+@pytest.mark.parametrize("scope", ["FUND_AVAILABILITY",
+                                   "PAYMENT_INITIATION"])
+def test_a_contract_consent_without_account_information_is_unknown(
+        dbinfo, db, tpp, scope):
+    tok = get_tokens(tpp.client, make_psu(1), scope=scope)
+    cid = str(consent_of(db, tok["access_token"]))
+    for method, path in consent_paths(cid):
+        refused_unchanged(dbinfo, lambda: tpp.call(method, path), 403,
+                          "CONSENT_UNKNOWN", "consentId")
+
+
 def test_an_expired_contract_consent_shows_expired(db, tpp, signer):
     psu, tok = contract_consent(tpp, signer, 1)
     cid = str(consent_of(db, tok["access_token"]))
