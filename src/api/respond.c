@@ -131,16 +131,23 @@ void
 respond_tpp_error(struct http_request *req, int status, const char *code,
     const char *path, const char *text)
 {
-	json_t	*msg;
+	json_t	*msg, *v;
 
 	msg = json_pack("{s:s, s:s}", "category", "ERROR", "code", code);
 	if (msg == NULL) {
 		respond_server_error(req, "json_pack");
 		return;
 	}
-	if (path != NULL)
-		json_object_set_new(msg, "path", json_string(path));
-	json_object_set_new(msg, "text", json_string(text));
+	/*
+	 * A text or path cut inside a UTF-8 sequence (a "%.40s" of what the
+	 * TPP sent) is not a JSON string: the body keeps its documented
+	 * shape with a plain text instead.
+	 */
+	if (path != NULL && (v = json_string(path)) != NULL)
+		json_object_set_new(msg, "path", v);
+	if ((v = json_string(text)) == NULL)
+		v = json_string("The request is malformed.");
+	json_object_set_new(msg, "text", v);
 	respond_json(req, status, json_pack("{s:[o]}", "tppMessages", msg));
 }
 

@@ -44,6 +44,14 @@ enum bg_consent_header {
 	BG_CONSENT_REQUIRED
 };
 
+/*
+ * The methods the handler's path takes (HTTP_METHOD_* bits; HEAD goes
+ * with GET; src/bg/bg_route.c). Returns 1 when the request's method is
+ * one of them, else answers 405 SERVICE_INVALID with Allow and returns 0
+ * (the handler then returns KORE_RESULT_OK).
+ */
+int	bg_method(struct http_request *, int);
+
 /* http_state for an endpoint: a fresh call freed with the request. */
 struct bg_call	*bg_call_new(struct http_request *);
 

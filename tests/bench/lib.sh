@@ -180,8 +180,8 @@ SQL
 }
 
 # bench_access_tokens FILE: a fresh access token for each bench consent,
-# "token<TAB>account resource id" per line (stored as SHA-256, as the
-# service does).
+# "token<TAB>account resource id<TAB>consent id" per line (stored as
+# SHA-256, as the service does).
 bench_access_tokens() {
 	$PSQL > "$1" <<SQL
 DELETE FROM token t USING consent c WHERE t.consent_id = c.id
@@ -196,7 +196,7 @@ INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
 SELECT sha256(convert_to(tok, 'UTF8')), 'access', gen_random_uuid(),
     'sandbox-tpp', consent_id, '{ACCOUNT_INFORMATION}',
     now() + interval '1 hour' FROM t;
-SELECT tok || E'\t' || resource_id FROM t;
+SELECT tok || E'\t' || resource_id || E'\t' || consent_id FROM t;
 SQL
 }
 
@@ -216,4 +216,46 @@ bench_fresh() {
 	if [ "$age" -ge "$SKEW" ]; then
 		bench_fail "$1: the pool was $age s old at the end, beyond the $SKEW s clock skew"
 	fi
+}
+
+# bench_surfaces KIND: the account information KIND (list, transactions)
+# on both surfaces, one row each, same wrk settings, accounts, consents
+# and tokens ($OUT/tokens-ais: a contract consent's token with its id as
+# Consent-ID works on /xs2a too); then the standard interface's cost per
+# request over the contract's, target at most 10% more (the interface is
+# a second face of the same calls: its cost is the driver, the other
+# JSON and the consent's extra checks, never a second round trip).
+bench_surfaces() {
+	failed_before=$BENCH_FAILED
+	bench_pool signed "$1" "$POOLN"
+	POOL=$OUT/pool bench_wrk "AIS $1 (signed)" "$CONNS" -s tests/bench/pool.lua "$gate_base"
+	bench_fresh "AIS $1"
+	contract=$RES
+	bench_pss gate
+	bench_pool signed "xs2a-$1" "$POOLN"
+	POOL=$OUT/pool bench_wrk "xs2a $1 (signed)" "$CONNS" -s tests/bench/pool.lua "$gate_base"
+	bench_fresh "xs2a $1"
+	standard=$RES
+	bench_pss gate
+	if [ "$BENCH_FAILED" != "$failed_before" ]; then
+		echo "xs2a $1: overhead not measured (a run above failed)"
+		return 0
+	fi
+	more=$(awk -v c="$contract" -v s="$standard" \
+	    'BEGIN { printf "%.1f", 100 * (c / s - 1) }')
+	if awk -v m="$more" 'BEGIN { exit !(m <= 10) }'; then
+		echo "xs2a $1: $more% more per request than the contract's (target <= 10%): ok"
+	else
+		echo "xs2a $1: $more% more per request than the contract's (target <= 10%): OVER TARGET"
+		bench_fail "xs2a $1: $more% more per request than the contract's (target <= 10%)"
+	fi
+}
+
+# bench_end: the closing line; exits 1 if any measurement failed.
+bench_end() {
+	if [ -n "$BENCH_FAILED" ]; then
+		echo "bench: FAILED measurements:$BENCH_FAILED" >&2
+		exit 1
+	fi
+	echo "bench: every measurement clean"
 }

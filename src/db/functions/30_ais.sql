@@ -279,11 +279,17 @@ BEGIN
 	IF g.refusal IS NOT NULL THEN
 		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
 	END IF;
-	SELECT a.id, a.iban, a.currency INTO acc
+	SELECT a.id, a.iban, a.currency, ca.balances INTO acc
 	FROM consent_account ca JOIN account a ON a.id = ca.account_id
 	WHERE ca.consent_id = g.consent_id AND a.resource_id = p_resource_id;
 	IF NOT FOUND THEN
 		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
+	END IF;
+	-- A consent of the standard interface may give an account without
+	-- its balances (consent_account.balances, migration 150).
+	IF NOT acc.balances THEN
+		RETURN ROW('consent_scope', 'The consent does not give the '
+		    'balances of this account.', NULL)::ais_result;
 	END IF;
 	IF NOT ais_access(g.consent_id, g.sca_at, 'account-balance', acc.id,
 	    p_request_id, NULL, false, p_psu_ip, least(g.frequency, p_limit))
@@ -337,11 +343,17 @@ BEGIN
 		    ' is after dateTo ' || to_char(v_to, 'YYYY-MM-DD') || '.',
 		    NULL)::ais_result;
 	END IF;
-	SELECT a.id, a.iban, a.currency, a.resource_id INTO acc
+	SELECT a.id, a.iban, a.currency, a.resource_id, ca.transactions
+	INTO acc
 	FROM consent_account ca JOIN account a ON a.id = ca.account_id
 	WHERE ca.consent_id = g.consent_id AND a.resource_id = p_resource_id;
 	IF NOT FOUND THEN
 		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
+	END IF;
+	-- consent_account.transactions (migration 150), as for balances.
+	IF NOT acc.transactions THEN
+		RETURN ROW('consent_scope', 'The consent does not give the '
+		    'transactions of this account.', NULL)::ais_result;
 	END IF;
 	IF NOT ais_access(g.consent_id, g.sca_at, 'transactions', acc.id,
 	    p_request_id, v_from || '/' || v_to, p_page > 0, p_psu_ip,
@@ -398,15 +410,43 @@ BEGIN
 END;
 $$;
 
--- POST funds-confirmations (Berlin Group): enough available balance for
--- p_amount_minor in the account's currency? Another currency: false.
+-- The confirmation of funds of both surfaces (the contract's
+-- ais_funds_confirmation, the standard's bg_funds_confirmation): enough
+-- available balance on the consent's account p_iban for p_amount_minor in
+-- the account's currency? Another currency: false. NULL: the consent does
+-- not cover that account. Recorded, but not under the unattended limit:
+-- confirmation of funds is not account information.
+CREATE OR REPLACE FUNCTION ais_funds_check(p_consent_id uuid,
+    p_sca_at timestamptz, p_request_id uuid, p_psu_ip inet, p_iban text,
+    p_currency text, p_amount_minor bigint)
+RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	acc record;
+	ok boolean;
+BEGIN
+	SELECT a.id, a.currency INTO acc
+	FROM consent_account ca JOIN account a ON a.id = ca.account_id
+	WHERE ca.consent_id = p_consent_id AND a.iban = p_iban;
+	IF NOT FOUND THEN
+		RETURN NULL;
+	END IF;
+	PERFORM ais_access(p_consent_id, p_sca_at, 'funds-confirmations',
+	    acc.id, p_request_id, NULL, false, p_psu_ip, NULL);
+	SELECT coalesce(acc.currency = p_currency
+	    AND b.amount_minor >= p_amount_minor, false)
+	INTO ok
+	FROM (SELECT 1) one LEFT JOIN balance b ON b.account_id = acc.id;
+	RETURN ok;
+END;
+$$;
+
+-- POST funds-confirmations (Berlin Group), scope FUND_AVAILABILITY.
 CREATE OR REPLACE FUNCTION ais_funds_confirmation(p_token_hash bytea,
     p_x5t text, p_org_id text, p_request_id uuid, p_psu_ip inet,
     p_limit integer, p_iban text, p_currency text, p_amount_minor bigint)
 RETURNS ais_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
-	acc record;
 	ok boolean;
 BEGIN
 	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
@@ -414,20 +454,11 @@ BEGIN
 	IF g.refusal IS NOT NULL THEN
 		RETURN ROW(g.refusal, g.detail, NULL)::ais_result;
 	END IF;
-	SELECT a.id, a.currency INTO acc
-	FROM consent_account ca JOIN account a ON a.id = ca.account_id
-	WHERE ca.consent_id = g.consent_id AND a.iban = p_iban;
-	IF NOT FOUND THEN
+	ok := ais_funds_check(g.consent_id, g.sca_at, p_request_id, p_psu_ip,
+	    p_iban, p_currency, p_amount_minor);
+	IF ok IS NULL THEN
 		RETURN ROW('resource_unknown', NULL, NULL)::ais_result;
 	END IF;
-	-- Confirmation of funds is not account information: recorded, but
-	-- not under the unattended limit (NULL).
-	PERFORM ais_access(g.consent_id, g.sca_at, 'funds-confirmations',
-	    acc.id, p_request_id, NULL, false, p_psu_ip, NULL);
-	SELECT coalesce(acc.currency = p_currency
-	    AND b.amount_minor >= p_amount_minor, false)
-	INTO ok
-	FROM (SELECT 1) one LEFT JOIN balance b ON b.account_id = acc.id;
 	RETURN ROW(NULL, NULL,
 	    json_build_object('fundsAvailable', ok)::text)::ais_result;
 END;

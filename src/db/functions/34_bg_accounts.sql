@@ -1,0 +1,442 @@
+-- The standard interface's account information and funds confirmation
+-- (src/bg/README.md "Account information", "Funds confirmation"): one
+-- function per call, returning bg_result (migration 150). The account
+-- information calls start with bg_ais_read: bg_gate and
+-- bg_consent_usable (31_bg_gate.sql), the account, then the unattended
+-- limit and the access record of the contract (ais_access of 30_ais.sql)
+-- with the same endpoint names where the read is the same
+-- ('account-list', 'account-balance', 'transactions'), so that both
+-- surfaces count against one daily limit.
+--
+-- The current definition of each function: applied whole, after the
+-- migrations, by every `psd2ctl migrate` (see src/db/README.md).
+--
+-- Parameters $1..$7 as in 31_bg_gate.sql, then
+--	p_limit		psd2_unattended_limit (1..4): lowers the consent's
+--			frequencyPerDay, never raises it
+
+-- An amount of the official schema (amountValue): a string with the
+-- currency's minor units, a debit negative.
+CREATE OR REPLACE FUNCTION bg_amount(p_minor bigint, p_currency text)
+RETURNS json LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT json_build_object('currency', p_currency,
+	    'amount', ais_amount(p_minor, p_currency)::text);
+$$;
+
+-- A time of the official schema (date-time), in UTC.
+CREATE OR REPLACE FUNCTION bg_datetime(p_at timestamptz)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+	SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
+$$;
+
+-- The three balances of an account (balanceList): closingBooked (the
+-- end of yesterday: today's bookings taken off), interimAvailable (now)
+-- and expected (now, less the payments that passed SCA and wait for
+-- their booking: status ACTC of migration 070; RCVD has no SCA yet,
+-- ACSC is booked already and in the balance). An account without a
+-- balance row has no balances ([]).
+CREATE OR REPLACE FUNCTION bg_balances(p_account_id bigint,
+    p_currency text)
+RETURNS json LANGUAGE sql STABLE AS $$
+	SELECT coalesce((SELECT json_build_array(
+	    json_build_object('balanceType', 'closingBooked',
+		'balanceAmount', bg_amount(b.amount_minor - coalesce((
+		    SELECT sum(t.amount_minor) FROM account_transaction t
+		    WHERE t.account_id = p_account_id
+			AND t.booking_date >= current_date), 0)::bigint,
+		    p_currency),
+		'referenceDate', to_char(current_date - 1, 'YYYY-MM-DD')),
+	    json_build_object('balanceType', 'interimAvailable',
+		'balanceAmount', bg_amount(b.amount_minor, p_currency),
+		'lastChangeDateTime', bg_datetime(b.last_change_at)),
+	    json_build_object('balanceType', 'expected',
+		'balanceAmount', bg_amount(b.amount_minor - p.minor,
+		    p_currency),
+		'lastChangeDateTime', bg_datetime(greatest(b.last_change_at,
+		    p.last_at))))
+	    FROM balance b,
+		LATERAL (SELECT coalesce(sum(amount_minor), 0)::bigint AS minor,
+		    max(status_at) AS last_at
+		    FROM payment
+		    WHERE debtor_account_id = p_account_id
+			AND transaction_status = 'ACTC') p
+	    WHERE b.account_id = p_account_id), '[]'::json);
+$$;
+
+-- accountDetails of one account: the links to what the consent gives
+-- for it, its balances when asked for and given.
+CREATE OR REPLACE FUNCTION bg_account_details(p_account_id bigint,
+    p_balances boolean, p_transactions boolean, p_with_balance boolean)
+RETURNS json LANGUAGE sql STABLE AS $$
+	SELECT json_strip_nulls(json_build_object(
+	    'resourceId', a.resource_id,
+	    'iban', a.iban,
+	    'currency', a.currency,
+	    'name', left(a.name, 70),
+	    'cashAccountType', 'CACC',
+	    'status', 'enabled',
+	    'ownerName', left(a.holder_name, 140),
+	    'balances', CASE WHEN p_balances AND p_with_balance
+		THEN bg_balances(a.id, a.currency) END,
+	    '_links', CASE WHEN p_balances OR p_transactions
+		THEN json_strip_nulls(json_build_object(
+		'balances', CASE WHEN p_balances THEN json_build_object('href',
+		    '/xs2a/v1/accounts/' || a.resource_id || '/balances') END,
+		'transactions', CASE WHEN p_transactions THEN
+		    json_build_object('href', '/xs2a/v1/accounts/'
+		    || a.resource_id || '/transactions') END)) END))
+	FROM account a WHERE a.id = p_account_id;
+$$;
+
+-- The account {account-id} names, as the consent covers it with the
+-- right p_right ('balances', 'transactions'; NULL: the account alone),
+-- and its booked transaction p_transaction_id (NULL: none asked for).
+-- refusal: resource_not_covered (an account of the consent's PSU the
+-- consent does not cover: 403), resource_unknown (any other account, or
+-- transaction: 404, detail the path), consent_invalid (the right).
+CREATE OR REPLACE FUNCTION bg_account_of(p_consent_id uuid, p_psu_id bigint,
+    p_resource_id text, p_right text, p_transaction_id text,
+    OUT refusal bg_refusal, OUT detail text, OUT id bigint, OUT iban text,
+    OUT currency text, OUT resource_id text, OUT balances boolean,
+    OUT transactions boolean)
+LANGUAGE plpgsql STABLE AS $$
+#variable_conflict use_column
+DECLARE
+	a record;
+BEGIN
+	SELECT ac.id, ac.iban, ac.currency, ac.resource_id, ac.psu_id,
+	    ca.account_id IS NOT NULL AS covered, ca.balances, ca.transactions
+	INTO a
+	FROM account ac
+	LEFT JOIN consent_account ca ON ca.account_id = ac.id
+	    AND ca.consent_id = p_consent_id
+	WHERE ac.resource_id = p_resource_id;
+	IF NOT FOUND OR (NOT a.covered AND a.psu_id IS DISTINCT FROM p_psu_id)
+	THEN
+		refusal := 'resource_unknown';
+		detail := 'account-id';
+		RETURN;
+	END IF;
+	IF NOT a.covered THEN
+		refusal := 'resource_not_covered';
+		RETURN;
+	END IF;
+	IF (p_right = 'balances' AND NOT a.balances)
+	    OR (p_right = 'transactions' AND NOT a.transactions) THEN
+		refusal := 'consent_invalid';
+		detail := 'The consent does not give the ' || p_right
+		    || ' of this account.';
+		RETURN;
+	END IF;
+	IF p_transaction_id IS NOT NULL AND NOT EXISTS (SELECT 1
+	    FROM account_transaction t
+	    WHERE t.transaction_id = p_transaction_id
+		AND t.account_id = a.id) THEN
+		refusal := 'resource_unknown';
+		detail := 'transactionId';
+		RETURN;
+	END IF;
+	id := a.id;
+	iban := a.iban;
+	currency := a.currency;
+	resource_id := a.resource_id;
+	balances := a.balances;
+	transactions := a.transactions;
+END;
+$$;
+
+-- The checks every account information call starts with, in the order
+-- of src/bg/README.md "Errors": bg_gate (token, certificate's TPP,
+-- replay mark, a Consent-ID of the token's client), bg_consent_usable
+-- (valid, account information), for every endpoint but 'account-list'
+-- the account and transaction (bg_account_of), then the unattended
+-- limit and the access record (ais_access, the contract's, endpoint
+-- p_endpoint). refusal NULL: the call answers its data.
+CREATE OR REPLACE FUNCTION bg_ais_read(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_signed_id uuid, p_psu_ip inet, p_request_id uuid,
+    p_consent_id uuid, p_limit integer, p_endpoint text, p_resource_id text,
+    p_right text, p_transaction_id text, p_query text,
+    p_continuation boolean,
+    OUT refusal bg_refusal, OUT detail text, OUT consent_id uuid,
+    OUT account_id bigint, OUT iban text, OUT currency text,
+    OUT resource_id text, OUT balances boolean, OUT transactions boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+	g record;
+	u record;
+	a record;
+BEGIN
+	SELECT * INTO g FROM bg_gate(p_token_hash, p_x5t, p_org_id,
+	    p_signed_id, p_consent_id, 'ACCOUNT_INFORMATION');
+	SELECT * INTO u FROM bg_consent_usable(g.status, g.scopes);
+	refusal := coalesce(g.refusal, u.refusal);
+	detail := CASE WHEN g.refusal IS NOT NULL THEN g.detail
+	    ELSE u.detail END;
+	IF refusal IS NOT NULL THEN
+		RETURN;
+	END IF;
+	consent_id := g.consent_id;
+	IF p_endpoint <> 'account-list' THEN
+		SELECT * INTO a FROM bg_account_of(g.consent_id, g.psu_id,
+		    p_resource_id, p_right, p_transaction_id);
+		IF a.refusal IS NOT NULL THEN
+			refusal := a.refusal;
+			detail := a.detail;
+			RETURN;
+		END IF;
+		account_id := a.id;
+		iban := a.iban;
+		currency := a.currency;
+		resource_id := a.resource_id;
+		balances := a.balances;
+		transactions := a.transactions;
+	END IF;
+	IF NOT ais_access(g.consent_id, g.sca_at, p_endpoint, account_id,
+	    p_request_id, p_query, p_continuation, p_psu_ip,
+	    least(g.frequency, p_limit)) THEN
+		refusal := 'access_exceeded';
+	END IF;
+END;
+$$;
+
+-- GET /xs2a/v1/accounts[?withBalance=true]
+CREATE OR REPLACE FUNCTION bg_account_list(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_signed_id uuid, p_psu_ip inet, p_request_id uuid,
+    p_consent_id uuid, p_limit integer, p_with_balance boolean)
+RETURNS bg_result LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	body text;
+BEGIN
+	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
+	    'account-list', NULL, NULL, NULL, NULL, false);
+	IF r.refusal IS NOT NULL THEN
+		RETURN bg_refused(r.refusal, r.detail);
+	END IF;
+	SELECT json_build_object('accounts', coalesce(json_agg(
+	    bg_account_details(ca.account_id, ca.balances, ca.transactions,
+		p_with_balance) ORDER BY ca.account_id), '[]'::json))::text
+	INTO body
+	FROM consent_account ca WHERE ca.consent_id = r.consent_id;
+	RETURN ROW(NULL, NULL, 200, body, NULL)::bg_result;
+END;
+$$;
+
+-- GET /xs2a/v1/accounts/{account-id}[?withBalance=true]
+CREATE OR REPLACE FUNCTION bg_account(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_signed_id uuid, p_psu_ip inet, p_request_id uuid,
+    p_consent_id uuid, p_limit integer, p_resource_id text,
+    p_with_balance boolean)
+RETURNS bg_result LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+BEGIN
+	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
+	    'account-details', p_resource_id, NULL, NULL, NULL, false);
+	IF r.refusal IS NOT NULL THEN
+		RETURN bg_refused(r.refusal, r.detail);
+	END IF;
+	RETURN ROW(NULL, NULL, 200, json_build_object('account',
+	    bg_account_details(r.account_id, r.balances, r.transactions,
+		p_with_balance))::text, NULL)::bg_result;
+END;
+$$;
+
+-- GET /xs2a/v1/accounts/{account-id}/balances
+CREATE OR REPLACE FUNCTION bg_account_balances(p_token_hash bytea,
+    p_x5t text, p_org_id text, p_signed_id uuid, p_psu_ip inet,
+    p_request_id uuid, p_consent_id uuid, p_limit integer,
+    p_resource_id text)
+RETURNS bg_result LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+BEGIN
+	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
+	    'account-balance', p_resource_id, 'balances', NULL, NULL, false);
+	IF r.refusal IS NOT NULL THEN
+		RETURN bg_refused(r.refusal, r.detail);
+	END IF;
+	RETURN ROW(NULL, NULL, 200, json_build_object(
+	    'account', json_build_object('iban', r.iban,
+		'currency', r.currency),
+	    'balances', bg_balances(r.account_id, r.currency))::text,
+	    NULL)::bg_result;
+END;
+$$;
+
+-- A booked transaction (transactions schema of the official file).
+CREATE OR REPLACE FUNCTION bg_booked_entry(p_resource_id text,
+    p_transaction_id text, p_booking date, p_value date, p_minor bigint,
+    p_currency text, p_explanation text)
+RETURNS json LANGUAGE sql IMMUTABLE AS $$
+	SELECT json_build_object('transactionId', p_transaction_id,
+	    'bookingDate', to_char(p_booking, 'YYYY-MM-DD'),
+	    'valueDate', to_char(p_value, 'YYYY-MM-DD'),
+	    'transactionAmount', bg_amount(p_minor, p_currency),
+	    'remittanceInformationUnstructured', left(p_explanation, 140),
+	    '_links', json_build_object('transactionDetails',
+		json_build_object('href', '/xs2a/v1/accounts/' || p_resource_id
+		    || '/transactions/' || p_transaction_id)));
+$$;
+
+-- GET /xs2a/v1/accounts/{account-id}/transactions. p_booking: booked,
+-- pending or both; p_to NULL: today. Booked transactions newest first,
+-- p_page_size a page (pageIndex p_page); pending ones (payments that
+-- passed SCA, not booked yet: ACTC) all on every page.
+CREATE OR REPLACE FUNCTION bg_transactions(p_token_hash bytea, p_x5t text,
+    p_org_id text, p_signed_id uuid, p_psu_ip inet, p_request_id uuid,
+    p_consent_id uuid, p_limit integer, p_resource_id text,
+    p_booking text, p_from date, p_to date, p_with_balance boolean,
+    p_page integer, p_page_size integer)
+RETURNS bg_result LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	v_to date := coalesce(p_to, current_date);
+	booked json;
+	pending json;
+	more boolean := false;
+	href text;
+	links json;
+	report json;
+BEGIN
+	-- The service has checked the period (src/bg/transactions.c).
+	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
+	    'transactions', p_resource_id, 'transactions', NULL,
+	    p_booking || ':' || p_from || '/' || v_to, p_page > 0);
+	IF r.refusal IS NOT NULL THEN
+		RETURN bg_refused(r.refusal, r.detail);
+	END IF;
+
+	href := '/xs2a/v1/accounts/' || r.resource_id
+	    || '/transactions?bookingStatus=' || p_booking
+	    || '&dateFrom=' || to_char(p_from, 'YYYY-MM-DD')
+	    || '&dateTo=' || to_char(v_to, 'YYYY-MM-DD')
+	    || CASE WHEN p_with_balance THEN '&withBalance=true' ELSE '' END
+	    || '&pageIndex=';
+	IF p_booking IN ('booked', 'both') THEN
+		SELECT coalesce(json_agg(bg_booked_entry(r.resource_id,
+		    x.transaction_id, x.booking_date, x.value_date,
+		    x.amount_minor, x.currency, x.explanation)
+		    ORDER BY x.booking_date DESC, x.id DESC)
+		    FILTER (WHERE x.n <= p_page_size), '[]'::json),
+		    count(*) > p_page_size
+		INTO booked, more
+		FROM (SELECT t.*, row_number() OVER (ORDER BY t.booking_date
+			DESC, t.id DESC) AS n
+		    FROM (SELECT * FROM account_transaction
+			WHERE account_id = r.account_id
+			    AND booking_date BETWEEN p_from AND v_to
+			ORDER BY booking_date DESC, id DESC
+			LIMIT p_page_size + 1
+			OFFSET p_page::bigint * p_page_size) t) x;
+	END IF;
+	IF p_booking IN ('pending', 'both') THEN
+		SELECT coalesce(json_agg(json_build_object(
+		    'transactionAmount', bg_amount(-p.amount_minor, p.currency),
+		    'creditorName', p.creditor_name,
+		    'creditorAccount', json_build_object('iban',
+			p.creditor_iban),
+		    'remittanceInformationUnstructured', p.remittance)
+		    ORDER BY p.status_at DESC, p.id), '[]'::json)
+		INTO pending
+		FROM payment p
+		WHERE p.debtor_account_id = r.account_id
+		    AND p.transaction_status = 'ACTC';
+	END IF;
+
+	-- first, next and previous page the booked transactions only.
+	links := json_strip_nulls(json_build_object(
+	    'account', json_build_object('href',
+		'/xs2a/v1/accounts/' || r.resource_id),
+	    'first', CASE WHEN booked IS NOT NULL THEN
+		json_build_object('href', href || 0) END,
+	    'next', CASE WHEN more THEN
+		json_build_object('href', href || (p_page + 1)) END,
+	    'previous', CASE WHEN booked IS NOT NULL AND p_page > 0 THEN
+		json_build_object('href', href || (p_page - 1)) END));
+	report := json_strip_nulls(json_build_object('booked', booked,
+	    'pending', pending, '_links', links));
+	RETURN ROW(NULL, NULL, 200, json_strip_nulls(json_build_object(
+	    'account', json_build_object('iban', r.iban,
+		'currency', r.currency),
+	    'transactions', report,
+	    'balances', CASE WHEN p_with_balance AND r.balances THEN
+		bg_balances(r.account_id, r.currency) END))::text,
+	    NULL)::bg_result;
+END;
+$$;
+
+-- GET /xs2a/v1/accounts/{account-id}/transactions/{transactionId}: a
+-- booked transaction of the account.
+CREATE OR REPLACE FUNCTION bg_transaction_details(p_token_hash bytea,
+    p_x5t text, p_org_id text, p_signed_id uuid, p_psu_ip inet,
+    p_request_id uuid, p_consent_id uuid, p_limit integer,
+    p_resource_id text, p_transaction_id text)
+RETURNS bg_result LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+BEGIN
+	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
+	    'transaction-details', p_resource_id, 'transactions',
+	    p_transaction_id, NULL, false);
+	IF r.refusal IS NOT NULL THEN
+		RETURN bg_refused(r.refusal, r.detail);
+	END IF;
+	RETURN ROW(NULL, NULL, 200, (SELECT json_build_object(
+	    'transactionsDetails', bg_booked_entry(r.resource_id,
+		t.transaction_id, t.booking_date, t.value_date, t.amount_minor,
+		t.currency, t.explanation))
+	    FROM account_transaction t
+	    WHERE t.transaction_id = p_transaction_id
+		AND t.account_id = r.account_id)::text, NULL)::bg_result;
+END;
+$$;
+
+-- POST /xs2a/v1/funds-confirmations: the token's consent must give
+-- FUND_AVAILABILITY (a PSU's token of the contract's flow); Consent-ID,
+-- if sent, must name it (bg_gate). The check is the contract's
+-- (ais_funds_check).
+CREATE OR REPLACE FUNCTION bg_funds_confirmation(p_token_hash bytea,
+    p_x5t text, p_org_id text, p_signed_id uuid, p_psu_ip inet,
+    p_request_id uuid, p_consent_id uuid, p_iban text, p_currency text,
+    p_amount_minor bigint)
+RETURNS bg_result LANGUAGE plpgsql AS $$
+DECLARE
+	g record;
+	c record;
+	ok boolean;
+BEGIN
+	SELECT * INTO g FROM bg_gate(p_token_hash, p_x5t, p_org_id,
+	    p_signed_id, p_consent_id, 'FUND_AVAILABILITY');
+	IF g.refusal IS NOT NULL THEN
+		RETURN bg_refused(g.refusal, g.detail);
+	END IF;
+	IF g.token_consent IS NULL THEN
+		RETURN bg_refused('consent_invalid', 'The access token does '
+		    'not carry FUND_AVAILABILITY.');
+	END IF;
+	SELECT bg_consent_status(k.status, k.valid_until, k.created_at)
+	    AS status, k.sca_at
+	INTO c
+	FROM consent k WHERE k.id = g.token_consent;
+	IF c.status = 'expired' THEN
+		RETURN bg_refused('consent_expired', NULL);
+	ELSIF c.status IS DISTINCT FROM 'valid' THEN
+		RETURN bg_refused('consent_invalid', 'The consent is '
+		    || c.status || ', not valid.');
+	END IF;
+	ok := ais_funds_check(g.token_consent, c.sca_at, p_request_id,
+	    p_psu_ip, p_iban, p_currency, p_amount_minor);
+	IF ok IS NULL THEN
+		RETURN bg_refused('resource_unknown', 'account.iban');
+	END IF;
+	RETURN ROW(NULL, NULL, 200,
+	    json_build_object('fundsAvailable', ok)::text, NULL)::bg_result;
+END;
+$$;
