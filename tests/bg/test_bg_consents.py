@@ -642,6 +642,23 @@ def test_a_contract_consent_without_account_information_is_unknown(
                           "CONSENT_UNKNOWN", "consentId")
 
 
+def test_a_method_a_path_does_not_take(dbinfo, tpp):
+    cid = tpp.created()
+    for method, path, allow in (
+            ("PUT", "%s/%s" % (CONSENTS, cid), "GET, HEAD, DELETE"),
+            ("GET", CONSENTS, "POST"),
+            ("DELETE", "%s/%s/status" % (CONSENTS, cid), "GET, HEAD"),
+            ("DELETE", "%s/%s/authorisations" % (CONSENTS, cid),
+             "GET, HEAD, POST"),
+            ("POST", "%s/%s/authorisations/%s" % (CONSENTS, cid,
+                                                  uuid.uuid4()),
+             "GET, HEAD")):
+        # None of these operations is in the file.
+        r = refused_unchanged(dbinfo, lambda: tpp.call(method, path), 405,
+                              "SERVICE_INVALID", None, INVALID)
+        assert r.headers["Allow"] == allow
+
+
 def test_an_expired_contract_consent_shows_expired(db, tpp, signer):
     psu, tok = contract_consent(tpp, signer, 1)
     cid = str(consent_of(db, tok["access_token"]))
