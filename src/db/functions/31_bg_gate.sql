@@ -93,13 +93,24 @@ DECLARE
 	t record;
 	k integer;
 BEGIN
+	-- One statement: the token, its client and TPP, and the consent
+	-- Consent-ID names if it is of that client (judged below, in order).
 	SELECT tk.kind, tk.revoked_at, tk.expires_at, tk.cnf_x5t_s256,
 	    tk.client_id, tk.consent_id, tk.scopes, oc.tpp_id, tp.org_id,
-	    oc.status = 'active' AND tp.status = 'active' AS active
+	    oc.status = 'active' AND tp.status = 'active' AS active,
+	    c.id AS c_id, c.psu_id AS c_psu_id,
+	    bg_consent_status(c.status, c.valid_until, c.created_at)
+		AS c_status,
+	    c.sca_at AS c_sca_at, c.valid_until AS c_valid_until,
+	    c.frequency_per_day AS c_frequency, c.surface AS c_surface,
+	    c.access_kind AS c_access_kind, c.recurring AS c_recurring,
+	    c.scopes AS c_scopes
 	INTO t
 	FROM token tk
 	JOIN oauth_client oc ON oc.client_id = tk.client_id
 	JOIN tpp tp ON tp.id = oc.tpp_id
+	LEFT JOIN consent c ON c.id = p_consent_id
+	    AND c.client_id = tk.client_id
 	WHERE tk.token_hash = p_token_hash;
 	IF NOT FOUND OR t.kind <> 'access' OR t.revoked_at IS NOT NULL
 	    OR NOT t.active
@@ -148,36 +159,19 @@ BEGIN
 		refusal := 'consent_unknown';
 		RETURN;
 	END IF;
-	SELECT c.id, c.psu_id,
-	    bg_consent_status(c.status, c.valid_until, c.created_at),
-	    c.sca_at, c.valid_until, c.frequency_per_day, c.surface,
-	    c.access_kind, c.recurring, c.scopes
-	INTO consent_id, psu_id, status, sca_at, valid_until, frequency,
-	    surface, access_kind, recurring, scopes
-	FROM consent c
-	WHERE c.id = p_consent_id AND c.client_id = t.client_id;
-	IF NOT FOUND THEN
+	IF t.c_id IS NULL THEN
 		refusal := 'consent_unknown';
 		RETURN;
 	END IF;
+	consent_id := t.c_id;
+	psu_id := t.c_psu_id;
+	status := t.c_status;
+	sca_at := t.c_sca_at;
+	valid_until := t.c_valid_until;
+	frequency := t.c_frequency;
+	surface := t.c_surface;
+	access_kind := t.c_access_kind;
+	recurring := t.c_recurring;
+	scopes := t.c_scopes;
 END;
-$$;
-
--- For the calls that read data: the consent must be valid and give
--- account information. NULL when it may be used, else the refusal.
-CREATE OR REPLACE FUNCTION bg_consent_usable(p_status text,
-    p_scopes text[], OUT refusal bg_refusal, OUT detail text)
-LANGUAGE sql IMMUTABLE AS $$
-	SELECT CASE
-	    WHEN p_status = 'valid'
-		AND 'ACCOUNT_INFORMATION' = ANY (p_scopes) THEN NULL
-	    WHEN p_status = 'expired' THEN 'consent_expired'
-	    ELSE 'consent_invalid' END::bg_refusal,
-	    CASE
-	    WHEN p_status = 'valid'
-		AND 'ACCOUNT_INFORMATION' = ANY (p_scopes) THEN NULL
-	    WHEN p_status = 'expired' THEN NULL
-	    WHEN p_status = 'valid' THEN
-		'The consent does not give account information.'
-	    ELSE 'The consent is ' || p_status || ', not valid.' END;
 $$;

@@ -1,8 +1,8 @@
 -- The standard interface's account information and funds confirmation
 -- (src/bg/README.md "Account information", "Funds confirmation"): one
 -- function per call, returning bg_result (migration 150). The account
--- information calls start with bg_ais_read: bg_gate and
--- bg_consent_usable (31_bg_gate.sql), the account, then the unattended
+-- information calls start with bg_ais_read: bg_gate (31_bg_gate.sql),
+-- the consent's status and scope, the account, then the unattended
 -- limit and the access record of the contract (ais_access of 30_ais.sql)
 -- with the same endpoint names where the read is the same
 -- ('account-list', 'account-balance', 'transactions'), so that both
@@ -17,15 +17,18 @@
 
 -- An amount of the official schema (amountValue): a string with the
 -- currency's minor units, a debit negative.
+-- STABLE, as its body (json_build_object, to_char): a SQL function
+-- declared stricter than its body is not inlined and is planned again
+-- for every row (measured: 18 us a transaction instead of 4).
 CREATE OR REPLACE FUNCTION bg_amount(p_minor bigint, p_currency text)
-RETURNS json LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+RETURNS json LANGUAGE sql STABLE PARALLEL SAFE AS $$
 	SELECT json_build_object('currency', p_currency,
 	    'amount', ais_amount(p_minor, p_currency)::text);
 $$;
 
 -- A time of the official schema (date-time), in UTC.
 CREATE OR REPLACE FUNCTION bg_datetime(p_at timestamptz)
-RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
 	SELECT to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
 $$;
 
@@ -35,10 +38,14 @@ $$;
 -- their booking: status ACTC of migration 070; RCVD has no SCA yet,
 -- ACSC is booked already and in the balance). An account without a
 -- balance row has no balances ([]).
+--
+-- PL/pgSQL, not SQL: a SQL function with a FROM is never inlined and is
+-- planned again on every call; PL/pgSQL keeps the plan.
 CREATE OR REPLACE FUNCTION bg_balances(p_account_id bigint,
     p_currency text)
-RETURNS json LANGUAGE sql STABLE AS $$
-	SELECT coalesce((SELECT json_build_array(
+RETURNS json LANGUAGE plpgsql STABLE AS $$
+BEGIN
+	RETURN coalesce((SELECT json_build_array(
 	    json_build_object('balanceType', 'closingBooked',
 		'balanceAmount', bg_amount(b.amount_minor - coalesce((
 		    SELECT sum(t.amount_minor) FROM account_transaction t
@@ -61,14 +68,17 @@ RETURNS json LANGUAGE sql STABLE AS $$
 		    WHERE debtor_account_id = p_account_id
 			AND transaction_status = 'ACTC') p
 	    WHERE b.account_id = p_account_id), '[]'::json);
+END;
 $$;
 
 -- accountDetails of one account: the links to what the consent gives
--- for it, its balances when asked for and given.
+-- for it, its balances when asked for and given. PL/pgSQL for its
+-- kept plan (as bg_balances).
 CREATE OR REPLACE FUNCTION bg_account_details(p_account_id bigint,
     p_balances boolean, p_transactions boolean, p_with_balance boolean)
-RETURNS json LANGUAGE sql STABLE AS $$
-	SELECT json_strip_nulls(json_build_object(
+RETURNS json LANGUAGE plpgsql STABLE AS $$
+BEGIN
+	RETURN (SELECT json_strip_nulls(json_build_object(
 	    'resourceId', a.resource_id,
 	    'iban', a.iban,
 	    'currency', a.currency,
@@ -85,7 +95,8 @@ RETURNS json LANGUAGE sql STABLE AS $$
 		'transactions', CASE WHEN p_transactions THEN
 		    json_build_object('href', '/xs2a/v1/accounts/'
 		    || a.resource_id || '/transactions') END)) END))
-	FROM account a WHERE a.id = p_account_id;
+	    FROM account a WHERE a.id = p_account_id);
+END;
 $$;
 
 -- The account {account-id} names, as the consent covers it with the
@@ -147,8 +158,8 @@ $$;
 
 -- The checks every account information call starts with, in the order
 -- of src/bg/README.md "Errors": bg_gate (token, certificate's TPP,
--- replay mark, a Consent-ID of the token's client), bg_consent_usable
--- (valid, account information), for every endpoint but 'account-list'
+-- replay mark, a Consent-ID of the token's client), the consent (valid,
+-- giving account information), for every endpoint but 'account-list'
 -- the account and transaction (bg_account_of), then the unattended
 -- limit and the access record (ais_access, the contract's, endpoint
 -- p_endpoint). refusal NULL: the call answers its data.
@@ -164,16 +175,27 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
 	g record;
-	u record;
 	a record;
 BEGIN
 	SELECT * INTO g FROM bg_gate(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_consent_id, 'ACCOUNT_INFORMATION');
-	SELECT * INTO u FROM bg_consent_usable(g.status, g.scopes);
-	refusal := coalesce(g.refusal, u.refusal);
-	detail := CASE WHEN g.refusal IS NOT NULL THEN g.detail
-	    ELSE u.detail END;
-	IF refusal IS NOT NULL THEN
+	IF g.refusal IS NOT NULL THEN
+		refusal := g.refusal;
+		detail := g.detail;
+		RETURN;
+	END IF;
+	IF g.status = 'expired' THEN
+		refusal := 'consent_expired';
+		RETURN;
+	END IF;
+	IF g.status <> 'valid' THEN
+		refusal := 'consent_invalid';
+		detail := 'The consent is ' || g.status || ', not valid.';
+		RETURN;
+	END IF;
+	IF NOT ('ACCOUNT_INFORMATION' = ANY (g.scopes)) THEN
+		refusal := 'consent_invalid';
+		detail := 'The consent does not give account information.';
 		RETURN;
 	END IF;
 	consent_id := g.consent_id;
@@ -272,7 +294,7 @@ $$;
 CREATE OR REPLACE FUNCTION bg_booked_entry(p_resource_id text,
     p_transaction_id text, p_booking date, p_value date, p_minor bigint,
     p_currency text, p_explanation text)
-RETURNS json LANGUAGE sql IMMUTABLE AS $$
+RETURNS json LANGUAGE sql STABLE AS $$
 	SELECT json_build_object('transactionId', p_transaction_id,
 	    'bookingDate', to_char(p_booking, 'YYYY-MM-DD'),
 	    'valueDate', to_char(p_value, 'YYYY-MM-DD'),
@@ -359,15 +381,27 @@ BEGIN
 		json_build_object('href', href || (p_page + 1)) END,
 	    'previous', CASE WHEN booked IS NOT NULL AND p_page > 0 THEN
 		json_build_object('href', href || (p_page - 1)) END));
-	report := json_strip_nulls(json_build_object('booked', booked,
-	    'pending', pending, '_links', links));
-	RETURN ROW(NULL, NULL, 200, json_strip_nulls(json_build_object(
+	-- Built without json_strip_nulls over the whole page: it would walk
+	-- every entry again.
+	report := CASE
+	    WHEN booked IS NOT NULL AND pending IS NOT NULL THEN
+		json_build_object('booked', booked, 'pending', pending,
+		    '_links', links)
+	    WHEN booked IS NOT NULL THEN
+		json_build_object('booked', booked, '_links', links)
+	    ELSE json_build_object('pending', pending, '_links', links) END;
+	IF p_with_balance AND r.balances THEN
+		RETURN ROW(NULL, NULL, 200, json_build_object(
+		    'account', json_build_object('iban', r.iban,
+			'currency', r.currency),
+		    'transactions', report,
+		    'balances', bg_balances(r.account_id, r.currency))::text,
+		    NULL)::bg_result;
+	END IF;
+	RETURN ROW(NULL, NULL, 200, json_build_object(
 	    'account', json_build_object('iban', r.iban,
 		'currency', r.currency),
-	    'transactions', report,
-	    'balances', CASE WHEN p_with_balance AND r.balances THEN
-		bg_balances(r.account_id, r.currency) END))::text,
-	    NULL)::bg_result;
+	    'transactions', report)::text, NULL)::bg_result;
 END;
 $$;
 
