@@ -104,6 +104,9 @@ bg_consent_authorisations(struct http_request *req)
 	const char	*known;
 
 	if (!http_state_exists(req)) {
+		if (!bg_method(req, strstr(req->path, AUTH_SEGMENT) != NULL ?
+		    HTTP_METHOD_GET : HTTP_METHOD_GET | HTTP_METHOD_POST))
+			return (KORE_RESULT_OK);
 		c = bg_call_new(req);
 		c->consent_in_path = 1;
 		/* An id that is no UUID is no consent of this TPP's. */

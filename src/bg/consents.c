@@ -63,8 +63,11 @@ consents_create_start(struct http_request *req, struct bg_call *c)
 int
 bg_consents_create(struct http_request *req)
 {
-	if (!http_state_exists(req))
+	if (!http_state_exists(req)) {
+		if (!bg_method(req, HTTP_METHOD_POST))
+			return (KORE_RESULT_OK);
 		consents_create_start(req, bg_call_new(req));
+	}
 	return (bg_finish(req, http_state_get(req)));
 }
 
@@ -102,7 +105,11 @@ consent_start(struct http_request *req, struct bg_call *c)
 int
 bg_consent(struct http_request *req)
 {
-	if (!http_state_exists(req))
+	if (!http_state_exists(req)) {
+		if (!bg_method(req, consent_path_is_status(req->path) ?
+		    HTTP_METHOD_GET : HTTP_METHOD_GET | HTTP_METHOD_DELETE))
+			return (KORE_RESULT_OK);
 		consent_start(req, bg_call_new(req));
+	}
 	return (bg_finish(req, http_state_get(req)));
 }

@@ -13,13 +13,16 @@ RETURNS bg_result LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- bg_gate for a call on the consent named in the path (p_consent_id:
--- NULL when the segment is no UUID): no consent is consent_unknown.
+-- NULL when the segment is no UUID): no consent, or one that gives no
+-- account information (a payment's or a funds confirmation's consent
+-- of the contract), is consent_unknown.
 CREATE OR REPLACE FUNCTION bg_consent_gate(p_token_hash bytea, p_x5t text,
     p_org_id text, p_signed_id uuid, p_consent_id uuid,
     OUT refusal bg_refusal, OUT detail text, OUT client_id text,
     OUT tpp_org_id text, OUT consent_id uuid, OUT status text)
 LANGUAGE sql AS $$
-	SELECT CASE WHEN g.refusal IS NULL AND g.consent_id IS NULL
+	SELECT CASE WHEN g.refusal IS NULL AND (g.consent_id IS NULL
+		OR NOT ('ACCOUNT_INFORMATION' = ANY (g.scopes)))
 		THEN 'consent_unknown' ELSE g.refusal END,
 	    g.detail, g.client_id, g.tpp_org_id, g.consent_id, g.status
 	FROM bg_gate(p_token_hash, p_x5t, p_org_id, p_signed_id,
