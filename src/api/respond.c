@@ -80,8 +80,10 @@ respond_log(struct http_request *req, int status)
 static void
 respond_echo_request_id(struct http_request *req)
 {
-	if (req->path == NULL || strncmp(req->path, RESPOND_BG_ROOT "/",
-	    strlen(RESPOND_BG_ROOT) + 1) != 0)
+	if (req->path == NULL || strncmp(req->path, RESPOND_BG_ROOT,
+	    strlen(RESPOND_BG_ROOT)) != 0 ||
+	    (req->path[strlen(RESPOND_BG_ROOT)] != '\0' &&
+	    req->path[strlen(RESPOND_BG_ROOT)] != '/'))
 		return;
 	http_response_header(req, "x-request-id", respond_request_id(req));
 }

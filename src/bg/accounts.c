@@ -54,6 +54,8 @@ bg_account_list(struct http_request *req)
 	int		 with_balance;
 
 	if (!http_state_exists(req)) {
+		if (!bg_method(req, HTTP_METHOD_GET))
+			return (KORE_RESULT_OK);
 		c = bg_call_new(req);
 		with_balance = accounts_with_balance(req, c);
 		if (bg_begin(req, c, sql_list, TPP_ROLE_AI,
@@ -73,6 +75,8 @@ bg_account(struct http_request *req)
 	int		 with_balance;
 
 	if (!http_state_exists(req)) {
+		if (!bg_method(req, HTTP_METHOD_GET))
+			return (KORE_RESULT_OK);
 		c = bg_call_new(req);
 		bg_account_id(req, account, sizeof(account));
 		with_balance = accounts_with_balance(req, c);
@@ -93,6 +97,8 @@ bg_account_balances(struct http_request *req)
 	char		 account[BG_ID_MAX + 1];
 
 	if (!http_state_exists(req)) {
+		if (!bg_method(req, HTTP_METHOD_GET))
+			return (KORE_RESULT_OK);
 		c = bg_call_new(req);
 		bg_account_id(req, account, sizeof(account));
 		/* No parameters here: any is refused. */

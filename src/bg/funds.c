@@ -30,6 +30,8 @@ bg_funds_confirmation(struct http_request *req)
 	struct funds_input	 in;
 
 	if (!http_state_exists(req)) {
+		if (!bg_method(req, HTTP_METHOD_POST))
+			return (KORE_RESULT_OK);
 		c = bg_call_new(req);
 		memset(&in, 0, sizeof(in));
 		funds_input_parse(req, &c->x, &in);

@@ -168,6 +168,8 @@ bg_transactions(struct http_request *req)
 	char		 account[BG_ID_MAX + 1];
 
 	if (!http_state_exists(req)) {
+		if (!bg_method(req, HTTP_METHOD_GET))
+			return (KORE_RESULT_OK);
 		c = bg_call_new(req);
 		bg_account_id(req, account, sizeof(account));
 		tx_parse(req, c, &tq);
@@ -211,6 +213,8 @@ bg_transaction_details(struct http_request *req)
 	char		 account[BG_ID_MAX + 1], tx[BG_ID_MAX + 1];
 
 	if (!http_state_exists(req)) {
+		if (!bg_method(req, HTTP_METHOD_GET))
+			return (KORE_RESULT_OK);
 		c = bg_call_new(req);
 		bg_account_id(req, account, sizeof(account));
 		tx_transaction_id(req, account, tx, sizeof(tx));
