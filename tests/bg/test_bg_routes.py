@@ -40,3 +40,31 @@ def test_any_other_path_is_unknown(tpp, path):  # noqa: F811
         r = tpp.call("GET", "/xs2a" + path, headers={"X-Request-ID": rid})
     tpp_error(r, 404, "RESOURCE_UNKNOWN")
     assert r.headers["X-Request-ID"] == rid
+
+
+# The design's methods of each path (src/bg/README.md; the same table as
+# tests/prod/test_openapi.py's XS2A): a method outside them is a 405
+# whose Allow names exactly them.
+DESIGN = {
+    "/consents": "POST",
+    "/consents/%s" % uuid.uuid4(): "GET, HEAD, DELETE",
+    "/consents/%s/status" % uuid.uuid4(): "GET, HEAD",
+    "/consents/%s/authorisations" % uuid.uuid4(): "GET, HEAD, POST",
+    "/consents/%s/authorisations/%s" % (uuid.uuid4(), uuid.uuid4()):
+        "GET, HEAD",
+    "/accounts": "GET, HEAD",
+    "/accounts/a": "GET, HEAD",
+    "/accounts/a/balances": "GET, HEAD",
+    "/accounts/a/transactions": "GET, HEAD",
+    "/accounts/a/transactions/t": "GET, HEAD",
+    "/funds-confirmations": "POST",
+}
+
+
+@pytest.mark.parametrize("path, allow", sorted(DESIGN.items()))
+def test_every_path_allows_exactly_the_design_methods(tpp, path,  # noqa: F811
+                                                      allow):
+    with bg_openapi.expect_invalid_request():
+        r = tpp.call("PATCH", BG + path)
+    tpp_error(r, 405, "SERVICE_INVALID")
+    assert r.headers["Allow"] == allow

@@ -190,30 +190,12 @@ def test_unknown_xs2a_paths_route_last():
     assert paths[-1] == XS2A_UNKNOWN
 
 
-# Pages of the standard interface outside /xs2a, built on other branches
-# this session: {path: its handler's file}. Described before they land;
-# while neither the route nor the file exists, the path is pending.
-PENDING = {
-    "/auth/consents/{consentId}/authorisations/{authorisationId}":
-        "src/bg/authorise_page.c",
-}
-
-
 def test_document_describes_exactly_the_routes():
     """Outside /xs2a: the document and conf/routes.conf, path for path
-    and method for method (a PENDING path: an expected skip at the end
-    until its route or its handler's file exists)."""
+    and method for method."""
     doc = {p: set(i) for p, i in DOC["paths"].items() if not xs2a(p)}
     have = {p: m for p, m in routes().items() if not xs2a(p)}
-    pending = [p for p, source in PENDING.items()
-               if p in doc and p not in have and not os.path.exists(
-                   os.path.join(psd2lib.TOP, source))]
-    for p in pending:
-        del doc[p]
     assert doc == have
-    if pending:
-        pytest.skip("expected: not built yet (no route, no handler file): "
-                    + ", ".join(pending))
 
 
 def test_document_describes_the_xs2a_operations_of_the_design():
@@ -234,29 +216,22 @@ def test_xs2a_part_is_what_the_script_makes_of_the_official_file():
 
 
 def test_routes_serve_the_xs2a_operations_of_the_design():
-    """conf/routes.conf has each /xs2a route of the design with exactly
-    its methods, and no other /xs2a route than those and the card
-    accounts' (405 whatever the method, however routed). A route whose handler file of
-    src/bg/ does not exist yet is pending: the test then ends as an
-    expected skip naming them; once the file exists, its route must be
-    there."""
+    """conf/routes.conf has each /xs2a route of the design, without a
+    restrict line (the handler names its methods with bg_method, so that
+    a 405 echoes X-Request-ID; tests/bg/test_bg_routes.py asks the
+    service for each path's Allow), and no other /xs2a route than those,
+    the card accounts' (405 whatever the method) and the last one, for
+    any other path (404)."""
     have = {p: m for p, m in routes().items() if xs2a(p)}
     extra = {p for p in set(have) - set(XS2A)
              if not p.lstrip("^").startswith("/xs2a/v1/card-accounts")}
     assert not extra, "routes.conf: /xs2a routes not in the design: %s" % (
         sorted(extra))
-    pending = []
     for path, (methods, source) in XS2A.items():
-        if path in have:
-            assert have[path] == methods, (path, have[path], methods)
-        elif os.path.exists(os.path.join(psd2lib.TOP, "src", "bg", source)):
-            raise AssertionError("routes.conf: no route for %s (src/bg/%s "
-                                 "exists)" % (path, source))
-        else:
-            pending.append(path)
-    if pending:
-        pytest.skip("expected: not built yet (no route, no src/bg file): "
-                    + ", ".join(pending))
+        assert path in have, "routes.conf: no route for %s" % path
+        assert have[path] is None, (path, have[path])
+        assert os.path.exists(os.path.join(psd2lib.TOP, "src", "bg",
+                                           source)), source
 
 
 def test_checker_refuses_what_the_document_does_not_say():
