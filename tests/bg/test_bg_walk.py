@@ -619,6 +619,16 @@ def test_consent_expired_by_a_newer_recurring_one(tpp, holder, dbinfo):
         tpp_error(tpp.account_list(first.id), 401, "CONSENT_EXPIRED")
 
 
+def test_consent_expired_after_valid_until(tpp, given, db, dbinfo):
+    # The day after validUntil: shown expired at once, before the
+    # housekeeping writes it.
+    sql(db, "UPDATE consent SET valid_until = current_date - 1 "
+        "WHERE id = %s", given.id)
+    assert tpp.consent_status(given) == "expired"
+    with unchanged(dbinfo):
+        tpp_error(tpp.account_list(given.id), 401, "CONSENT_EXPIRED")
+
+
 def test_resource_unknown(tpp, given, holder, db, dbinfo):
     other_psu = psd2lib.make_psu(n_accounts=1)
     not_covered = holder.resource_id(db, holder.ibans[2])
