@@ -249,8 +249,7 @@ def read_everything(tpp, consent, h, db, kind, token=None):
             tid = pages[0]["transactions"]["booked"][0]["transactionId"]
             r = expect(tpp.call("GET", "%s/transactions/%s" % (base, tid),
                                 token=token, consent_id=consent.id), 200)
-            # The file's schema (OK_200_TransactionDetails): the
-            # transaction itself under transactionsDetails.
+            # The entry's fields right under transactionsDetails.
             d = r.json()["transactionsDetails"]
             assert d["transactionId"] == tid
         else:
@@ -548,7 +547,8 @@ def test_parameter_not_supported_in_consent(case, tpp, dbinfo, holder):
 
 
 @pytest.mark.parametrize("params", [
-    {"bookingStatus": "information"}, {"deltaList": "true"},
+    {"bookingStatus": "information"}, {"bookingStatus": "all"},
+    {"deltaList": "true"},
     {"entryReferenceFrom": "abc"}])
 def test_parameter_not_supported_in_transactions(params, tpp, given, holder,
                                                  db, dbinfo):
