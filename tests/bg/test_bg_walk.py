@@ -309,6 +309,11 @@ def test_redirect_approach(kind, javascript, tpp, holder, db, today,
     page = psu_in_chromium(browsers(javascript), consent.href("scaRedirect"),
                            h.psu, ticks_for(kind, h))
     assert tpp.client.name in page
+    if kind == "dedicated":
+        # The page shows the accounts named, and only those.
+        shown = psd2lib.compact(page)
+        assert [psd2lib.compact(i) in shown for i in h.ibans] == \
+            [True, True, False]
     tpp.callback.wait_path("/ok", since)
     assert tpp.wait_consent_status(consent, "valid") == "valid"
     if "scaStatus" in consent.links:
