@@ -10,6 +10,9 @@
  * the request was answered once the code was exchanged: the TPP would
  * take a spent code sent again for a replay and revoke its tokens. A
  * deny is final too. Nothing is created twice.
+ *
+ * A Berlin Group consent (the request's key "bg") has its own page and
+ * decision (consent_bg.c) in the same form, with the same rules.
  */
 #include <sys/types.h>
 
@@ -27,6 +30,7 @@
 #include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
+#include "oauth/consent_bg.h"
 #include "oauth/oauth.h"
 #include "web/forms.h"
 #include "web/pages.h"
@@ -98,6 +102,10 @@ consent_page(struct http_request *req, struct form_state *fs,
 		respond_server_error(req, "consent seal");
 		return;
 	}
+	if (json_object_get(fs->request, "bg") != NULL) {
+		consent_bg_page(req, fs, accounts, step, csrf);
+		return;
+	}
 	scopes = json_array();
 	for (i = 0; i < sizeof(consent_scope_keys) /
 	    sizeof(consent_scope_keys[0]); i++) {
@@ -142,9 +150,8 @@ consent_resource_id_valid(const char *s)
 	return (1);
 }
 
-/* The ticked accounts as a text[] literal; -1 on a malformed value. */
-static int
-consent_accounts(struct http_request *req, char *out, size_t len)
+int
+consent_form_accounts(struct http_request *req, char *out, size_t len)
 {
 	struct http_arg	*arg;
 	int		 n;
@@ -191,13 +198,10 @@ consent_session(struct http_request *req)
 	return (value);
 }
 
-/* The decision and what it needs: 1 approve, 0 deny, -1 answered. */
-static int
-consent_read(struct http_request *req, struct consent_ctx *ctx,
-    char *accounts, size_t accountslen, int *days, int *bits)
+int
+consent_form_decision(struct http_request *req)
 {
 	const char	*decision;
-	int		 n;
 
 	decision = forms_arg(req, "decision");
 	if (decision != NULL && strcmp(decision, "deny") == 0)
@@ -206,8 +210,20 @@ consent_read(struct http_request *req, struct consent_ctx *ctx,
 		pages_message(req, 400, "error_title", "error_form");
 		return (-1);
 	}
+	return (1);
+}
+
+/* The decision and what it needs: 1 approve, 0 deny, -1 answered. */
+static int
+consent_read(struct http_request *req, struct consent_ctx *ctx,
+    char *accounts, size_t accountslen, int *days, int *bits)
+{
+	int	n;
+
+	if ((n = consent_form_decision(req)) != 1)
+		return (n);
 	*bits = consent_scope_bits(&ctx->fs);
-	n = consent_accounts(req, accounts, accountslen);
+	n = consent_form_accounts(req, accounts, accountslen);
 	*days = consent_days(req);
 	if (n < 0 || *days < 0 || *bits <= 0) {
 		pages_message(req, 400, "error_title", "error_form");
@@ -223,12 +239,13 @@ consent_read(struct http_request *req, struct consent_ctx *ctx,
 static enum db_next
 consent_start(struct http_request *req, struct consent_ctx *ctx)
 {
-	const char	*session, *flow;
-	char		 accounts[CONSENT_ACCOUNTS_MAX * (RESOURCE_ID_MAX + 3)];
-	char		 scopes[128], consent_id[37], family[37];
-	uint8_t		 code_digest[32], session_digest[32], flow_digest[32];
-	long long	 psu_id;
-	int		 approve, days, bits;
+	struct consent_post	 post;
+	const char		*session, *flow;
+	char			 accounts[CONSENT_ACCOUNTS_MAX *
+				    (RESOURCE_ID_MAX + 3)];
+	char			 scopes[128], consent_id[37];
+	long long		 psu_id;
+	int			 approve, days, bits, bg;
 
 	http_populate_post(req);
 	if (forms_verify(req, &ctx->fs) == -1 ||
@@ -241,8 +258,11 @@ consent_start(struct http_request *req, struct consent_ctx *ctx)
 	}
 	days = bits = 0;
 	accounts[0] = '\0';
-	if ((approve = consent_read(req, ctx, accounts, sizeof(accounts),
-	    &days, &bits)) == -1)
+	bg = json_object_get(ctx->fs.request, "bg") != NULL;
+	approve = bg ? consent_bg_read(req, &ctx->fs, accounts,
+	    sizeof(accounts)) : consent_read(req, ctx, accounts,
+	    sizeof(accounts), &days, &bits);
+	if (approve == -1)
 		return (DB_ANSWERED);
 	session = consent_session(req);
 	if (approve && session == NULL) {
@@ -250,20 +270,28 @@ consent_start(struct http_request *req, struct consent_ctx *ctx)
 		return (DB_ANSWERED);
 	}
 	if (forms_derive_secret("authcode", flow, ctx->code,
-	    code_digest) == -1 || crypto_uuid(consent_id) == -1 ||
-	    crypto_uuid(family) == -1) {
+	    post.code_digest) == -1 || crypto_uuid(consent_id) == -1 ||
+	    crypto_uuid(post.family) == -1) {
 		respond_server_error(req, "consent random");
 		return (DB_ANSWERED);
 	}
-	crypto_sha256(flow, strlen(flow), flow_digest);
+	crypto_sha256(flow, strlen(flow), post.flow_digest);
 	crypto_sha256(session ? session : "", session ? strlen(session) : 0,
-	    session_digest);
+	    post.session_digest);
+	post.psu_id = psu_id;
+	post.approve = approve;
+	post.accounts = accounts;
+	if (bg) {
+		consent_bg_query(req, &ctx->q, &ctx->fs, &post);
+		return (DB_QUERY);
+	}
 	oauth_scope_array(bits, scopes, sizeof(scopes));
 
 	db_query_begin(&ctx->q, req, sql_decide);
-	db_param_bin(&ctx->q, flow_digest, sizeof(flow_digest));
+	db_param_bin(&ctx->q, post.flow_digest, sizeof(post.flow_digest));
 	db_param(&ctx->q, approve ? "true" : "false");
-	db_param_bin(&ctx->q, session_digest, sizeof(session_digest));
+	db_param_bin(&ctx->q, post.session_digest,
+	    sizeof(post.session_digest));
 	db_param_int(&ctx->q, app_cfg.session_idle);
 	db_param_int(&ctx->q, psu_id);
 	db_param(&ctx->q, json_string_value(json_object_get(ctx->fs.request,
@@ -275,10 +303,10 @@ consent_start(struct http_request *req, struct consent_ctx *ctx)
 	    "redirect_uri")));
 	db_param(&ctx->q, json_string_value(json_object_get(ctx->fs.request,
 	    "code_challenge")));
-	db_param_bin(&ctx->q, code_digest, sizeof(code_digest));
+	db_param_bin(&ctx->q, post.code_digest, sizeof(post.code_digest));
 	db_param_int(&ctx->q, app_cfg.code_ttl);
 	db_param(&ctx->q, consent_id);
-	db_param(&ctx->q, family);
+	db_param(&ctx->q, post.family);
 	return (DB_QUERY);
 }
 
@@ -288,6 +316,10 @@ consent_finish(struct http_request *req, void *arg)
 	struct consent_ctx	*ctx = arg;
 	const char		*outcome;
 
+	if (json_object_get(ctx->fs.request, "bg") != NULL) {
+		consent_bg_finish(req, &ctx->q, &ctx->fs, ctx->code);
+		return (DB_ANSWERED);
+	}
 	outcome = db_value(&ctx->q, 0, 0);
 	metrics_sca("consent", outcome);
 	if (strcmp(outcome, "ok") == 0 ||

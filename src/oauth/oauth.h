@@ -12,6 +12,19 @@
  *	tpp_name, tpp_org	the TPP, for the pages
  *	flow			random id of this request (login_page_new):
  *				one request gets one login and one decision
+ *	bg			a Berlin Group consent (src/bg/README.md "SCA
+ *				of a consent"), absent otherwise; scope is then
+ *				ACCOUNT_INFORMATION, what its tokens grant:
+ *	    consent_id		the consent (received, of client_id)
+ *	    authorisation_id	its authorisation, null when the TPP made
+ *				none (OAUTH: one is made at the decision)
+ *	    approach		REDIRECT (its page; redirect_uri and state
+ *				absent) or OAUTH (scope=AIS:{consentId})
+ *	    ok_uri, nok_uri	REDIRECT: TPP-Redirect-URI, and
+ *				TPP-Nok-Redirect-URI or else TPP-Redirect-URI
+ *	    kind		the consent's access_kind
+ *	The access the consent asks is read with the PSU's accounts after
+ *	the login (bg_consent_page): up to 60 IBANs would not fit a form.
  * or, for the bank's own pages, {"next": path, "flow": id}.
  */
 #ifndef PSD2_OAUTH_H

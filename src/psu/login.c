@@ -9,7 +9,9 @@
  * factor is the payment's own SCA on the page (device or TOTP), so no
  * TOTP is asked twice. Success of the TOTP step opens a browser session
  * (idle timeout, RTS Art. 4(3)(d)) and shows the consent page, or goes
- * back to the bank's own page the login was for.
+ * back to the bank's own page the login was for. For a Berlin Group
+ * consent (the request's "bg") the consent page gets the consent's
+ * access and the PSU's accounts in one JSON value instead of the rows.
  */
 #include <sys/types.h>
 
@@ -35,6 +37,9 @@ static const char sql_payment[] =
 static const char sql_accounts[] =
     "SELECT resource_id, iban, name, currency FROM account "
     "WHERE psu_id = $1 ORDER BY id";
+/* A Berlin Group consent: what it asks and the PSU's accounts, as JSON. */
+static const char sql_bg_consent[] =
+    "SELECT bg_consent_page($2, $1)";
 
 static psu_login_oauth_page	psu_oauth_page;
 
@@ -133,6 +138,7 @@ static enum login_after
 psu_login_done(struct http_request *req, struct login *lg)
 {
 	const char	*next;
+	json_t		*bg;
 
 	if ((next = psu_login_next(lg)) != NULL) {
 		if (strncmp(next, "/auth/", 6) != 0 ||
@@ -143,8 +149,13 @@ psu_login_done(struct http_request *req, struct login *lg)
 		respond_raw(req, 303, NULL, NULL, 0);
 		return (LOGIN_ANSWERED);
 	}
-	db_query_begin(&lg->q, req, sql_accounts);
+	bg = json_object_get(lg->fs.request, "bg");
+	db_query_begin(&lg->q, req, bg != NULL ? sql_bg_consent :
+	    sql_accounts);
 	db_param_int(&lg->q, lg->subject_id);
+	if (bg != NULL)
+		db_param(&lg->q, json_string_value(json_object_get(bg,
+		    "consent_id")));
 	return (LOGIN_QUERIED);
 }
 

@@ -23,7 +23,8 @@ void	login_page_new(struct http_request *, json_t *);
 /*
  * The page that ends the login of an OAuth request (the consent page,
  * src/oauth), given the request's form state, the PSU and the result of
- * the PSU's accounts query. Set once at start-up (src/app/main.c): the
+ * the PSU's accounts query (for a Berlin Group consent, key "bg": one
+ * value, bg_consent_page's JSON). Set once at start-up (src/app/main.c): the
  * login sits below the OAuth layer and does not import it.
  */
 typedef void	(*psu_login_oauth_page)(struct http_request *,

@@ -2,13 +2,9 @@
 driven by Selenium against the real psd2gate on 18080, with a tiny TPP
 callback server on 127.0.0.1:8000 in this process."""
 
-import http.server
 import json
 import os
 import sys
-import threading
-import time
-import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 
@@ -25,63 +21,10 @@ def _running_service(server):
     return server
 
 
-class CallbackServer:
-    """Records every request the browser sends to 127.0.0.1:8000."""
-
-    def __init__(self):
-        self.requests = []
-        self.cond = threading.Condition()
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                with outer.cond:
-                    outer.requests.append(self.path)
-                    outer.cond.notify_all()
-                body = b"<!doctype html><title>TPP</title><p id=tpp-done>ok"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *a):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 8000),
-                                                     Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever,
-                                       daemon=True)
-        self.thread.start()
-
-    def wait_for(self, state, timeout=20):
-        """The query of the /callback request that carries state."""
-        deadline = time.time() + timeout
-        with self.cond:
-            while True:
-                for path in self.requests:
-                    parts = urllib.parse.urlsplit(path)
-                    q = urllib.parse.parse_qs(parts.query,
-                                              keep_blank_values=True)
-                    if parts.path == "/callback" and \
-                            q.get("state") == [state]:
-                        return q, path
-                left = deadline - time.time()
-                if left <= 0:
-                    raise AssertionError(
-                        "no /callback with state %r; got %r" % (
-                            state, self.requests))
-                self.cond.wait(left)
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture(scope="session")
 def callback_server():
     try:
-        srv = CallbackServer()
+        srv = psd2lib.CallbackServer(8000)
     except OSError as e:
         pytest.fail("cannot listen on 127.0.0.1:8000 for the TPP callback "
                     "(%s): is something else using it?" % e, pytrace=False)

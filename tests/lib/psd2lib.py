@@ -12,6 +12,7 @@ import datetime
 import email.utils
 import hashlib
 import hmac
+import http.server
 import itertools
 import os
 import random
@@ -1081,6 +1082,65 @@ def quit_chromium(d):
         d.quit()
     finally:
         shutil.rmtree(d._psd2_profile, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------
+# The TPP's side of a browser's redirect
+
+class CallbackServer:
+    """A TPP's redirect target on 127.0.0.1:port (0: a free one):
+    records every request path the browser sends to it (requests) and
+    answers a small page (id tpp-done). url: its base URL."""
+
+    def __init__(self, port=0):
+        self.requests = []
+        self.cond = threading.Condition()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                with outer.cond:
+                    outer.requests.append(self.path)
+                    outer.cond.notify_all()
+                body = b"<!doctype html><title>TPP</title><p id=tpp-done>ok"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port),
+                                                     Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def wait_for(self, state, timeout=20):
+        """The query of the /callback request that carries state."""
+        deadline = time.time() + timeout
+        with self.cond:
+            while True:
+                for path in self.requests:
+                    parts = urllib.parse.urlsplit(path)
+                    q = urllib.parse.parse_qs(parts.query,
+                                              keep_blank_values=True)
+                    if parts.path == "/callback" and \
+                            q.get("state") == [state]:
+                        return q, path
+                left = deadline - time.time()
+                if left <= 0:
+                    raise AssertionError(
+                        "no /callback with state %r; got %r" % (
+                            state, self.requests))
+                self.cond.wait(left)
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 # --------------------------------------------------------------------------

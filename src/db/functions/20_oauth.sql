@@ -50,6 +50,15 @@ LANGUAGE sql AS $$
 	WHERE family = p_family AND revoked_at IS NULL;
 $$;
 
+-- The scope of a token answer: the granted scopes; for a consent of the
+-- standard interface (integrated OAuth approach) "AIS:{consentId}", as the
+-- TPP asked (src/bg/README.md). The tokens keep the scopes they grant.
+CREATE OR REPLACE FUNCTION oauth_scope_answer(c consent, p_scopes text[])
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE WHEN c.surface = 'bg' THEN 'AIS:' || c.id
+	    ELSE array_to_string(p_scopes, ' ') END;
+$$;
+
 -- Authorisation code grant. result: ok, invalid_grant.
 CREATE OR REPLACE FUNCTION oauth_code_grant(p_code_hash bytea, p_client_id text,
     p_redirect_uri text, p_verifier_s256 text, p_access_hash bytea,
@@ -104,7 +113,7 @@ BEGIN
 	PERFORM token_issue(c.family, p_client_id, c.consent_id, c.scopes,
 	    p_access_hash, p_refresh_hash, p_access_ttl);
 	result := 'ok';
-	scope := array_to_string(c.scopes, ' ');
+	scope := oauth_scope_answer(cs, c.scopes);
 	expires_in := p_access_ttl;
 END;
 $$;
@@ -149,7 +158,7 @@ BEGIN
 	PERFORM token_issue(t.family, p_client_id, t.consent_id, t.scopes,
 	    p_access_hash, p_new_refresh_hash, p_access_ttl);
 	result := 'ok';
-	scope := array_to_string(t.scopes, ' ');
+	scope := oauth_scope_answer(cs, t.scopes);
 	expires_in := p_access_ttl;
 END;
 $$;
@@ -428,6 +437,41 @@ RETURNS bigint LANGUAGE sql AS $$
 	RETURNING subject_id;
 $$;
 
+-- The decision of one authorisation request (flow) so far, its row
+-- locked until the transaction ends: NULL while undecided; no_session
+-- (no live flow of this PSU), repeat_denied, repeat_code (approved, the
+-- code unspent and unexpired and the session live: send it again) or
+-- answered (approved, nothing to send again). See consent_decide.
+CREATE OR REPLACE FUNCTION consent_flow_answered(p_flow_hash bytea,
+    p_psu_id bigint, p_session_hash bytea, p_idle integer,
+    p_code_hash bytea)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	f auth_flow%ROWTYPE;
+BEGIN
+	SELECT * INTO f FROM auth_flow
+	WHERE flow_hash = p_flow_hash AND psu_id = p_psu_id
+	    AND expires_at > now()
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		RETURN 'no_session';
+	END IF;
+	IF f.decision = 'denied' THEN
+		RETURN 'repeat_denied';
+	END IF;
+	IF f.decision = 'approved' THEN
+		IF f.code_hash = p_code_hash AND
+		    session_psu(p_session_hash, p_idle) = p_psu_id AND
+		    EXISTS (SELECT 1 FROM auth_code WHERE code_hash = p_code_hash
+			AND used_at IS NULL AND expires_at > now()) THEN
+			RETURN 'repeat_code';
+		END IF;
+		RETURN 'answered';
+	END IF;
+	RETURN NULL;
+END;
+$$;
+
 -- The PSU's decision on one authorisation request (flow): the first
 -- decision is final, a repeated post gets its outcome. An approval checks
 -- the session belongs to p_psu_id and every chosen account is the PSU's,
@@ -450,27 +494,13 @@ CREATE OR REPLACE FUNCTION consent_decide(p_flow_hash bytea,
     p_consent_id uuid, p_family uuid)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
-	f auth_flow%ROWTYPE;
 	n integer;
+	r text;
 BEGIN
-	SELECT * INTO f FROM auth_flow
-	WHERE flow_hash = p_flow_hash AND psu_id = p_psu_id
-	    AND expires_at > now()
-	FOR UPDATE;
-	IF NOT FOUND THEN
-		RETURN 'no_session';
-	END IF;
-	IF f.decision = 'denied' THEN
-		RETURN 'repeat_denied';
-	END IF;
-	IF f.decision = 'approved' THEN
-		IF f.code_hash = p_code_hash AND
-		    session_psu(p_session_hash, p_idle) = p_psu_id AND
-		    EXISTS (SELECT 1 FROM auth_code WHERE code_hash = p_code_hash
-			AND used_at IS NULL AND expires_at > now()) THEN
-			RETURN 'repeat_code';
-		END IF;
-		RETURN 'answered';
+	r := consent_flow_answered(p_flow_hash, p_psu_id, p_session_hash,
+	    p_idle, p_code_hash);
+	IF r IS NOT NULL THEN
+		RETURN r;
 	END IF;
 	IF NOT p_approve THEN
 		UPDATE auth_flow SET decision = 'denied'
