@@ -19,9 +19,7 @@ machine. The PSU's side (the bank's pages) is not the TPP's: see
 psu_in_chromium and psu_in_plain_browser at the end.
 """
 
-import http.server
 import json
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -54,64 +52,21 @@ def expect(r, *statuses):
 # --------------------------------------------------------------------------
 # The TPP's redirect endpoint
 
-class TppCallback:
-    """Records every request a browser sends to the TPP's redirect URIs
-    (http://127.0.0.1:PORT/..., a free port), answering a small page."""
-
-    def __init__(self):
-        self.requests = []
-        self.cond = threading.Condition()
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                with outer.cond:
-                    outer.requests.append(self.path)
-                    outer.cond.notify_all()
-                page = b"<!doctype html><title>TPP</title><p id=tpp>back"
-                self.send_response(200)
-                for k, v in (("Content-Type", "text/html"),
-                             ("Content-Length", str(len(page)))):
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(page)
-
-            def log_message(self, *a):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                                     Handler)
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever,
-                         daemon=True).start()
+class TppCallback(psd2lib.CallbackServer):
+    """The TPP's redirect URIs (http://127.0.0.1:PORT/..., a free
+    port)."""
 
     def at(self, path):
         return self.url + path
 
-    def mark(self):
-        with self.cond:
-            return len(self.requests)
-
     def wait_path(self, path, since=0, timeout=30):
         """(full URL, query) of the first request to path after mark
         since."""
-        deadline = time.time() + timeout
-        with self.cond:
-            while True:
-                for p in self.requests[since:]:
-                    parts = urllib.parse.urlsplit(p)
-                    if parts.path == path:
-                        return self.url + p, urllib.parse.parse_qs(
-                            parts.query, keep_blank_values=True)
-                left = deadline - time.time()
-                if left <= 0:
-                    raise BgError("the TPP saw no request to %s; it saw "
-                                  "%r" % (path, self.requests[since:]))
-                self.cond.wait(left)
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        try:
+            q, got = self.wait(path, since=since, timeout=timeout)
+        except AssertionError as e:
+            raise BgError("the TPP saw no request to %s: %s" % (path, e))
+        return self.url + got, q
 
 
 # --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import datetime
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import uuid
 
@@ -474,6 +475,9 @@ def test_pki(service_setup):
     """tests/pki/mint.sh's test certificates, from the sandbox CA the
     service trusts."""
     d = os.path.join(psd2lib.LOG_DIR, "bg-test-pki")
+    # mint.sh keeps what exists: a folder of an earlier run may hold
+    # certificates of an earlier sandbox CA.
+    shutil.rmtree(d, ignore_errors=True)
     subprocess.run(["sh", os.path.join(psd2lib.TOP, "tests", "pki",
                                        "mint.sh"), "test", d,
                     os.path.join(psd2lib.TOP, "var", "sandbox", "ca")],
