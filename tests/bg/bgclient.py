@@ -124,8 +124,9 @@ class BgClient:
     def call(self, method, href, body=None, token=None, consent_id=None,
              psu_ip=PSU_IP, headers=None, params=None, raw=None, drop=()):
         """One signed request; headers with the value None are left
-        out (to send a request without one of the usual headers), and
-        the headers named in drop are taken off after signing."""
+        out (to send a request without one of the usual headers; not
+        X-Request-ID, which the signer then makes up and signs), and the
+        headers named in drop are taken off after signing."""
         url = self.url(href, params)
         h = {"Authorization": "Bearer " + (token or self.tpp_token()),
              "X-Request-ID": str(uuid.uuid4())}
