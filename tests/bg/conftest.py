@@ -67,7 +67,9 @@ def bg_pki():
 
 
 @pytest.fixture(scope="session")
-def signer(bg_pki):
+def signer(bg_pki, service_setup):
+    # After service_setup: it mints var/sandbox/tpp.crt and the CA that
+    # Signer.load() reads (in a fresh checkout they are not there before).
     if bg_pki is None:
         return psd2lib.Signer.load()
     with open(os.path.join(bg_pki, "tpp.crt"), "rb") as f:

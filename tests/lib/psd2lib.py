@@ -1119,24 +1119,33 @@ class CallbackServer:
                                        daemon=True)
         self.thread.start()
 
-    def wait_for(self, state, timeout=20):
-        """The query of the /callback request that carries state."""
+    def mark(self):
+        """How many requests came so far (for wait's since)."""
+        with self.cond:
+            return len(self.requests)
+
+    def wait(self, path, match=None, since=0, timeout=20):
+        """(query, path with query) of the first request to path after
+        the first since ones for whose query match(query) is true."""
         deadline = time.time() + timeout
         with self.cond:
             while True:
-                for path in self.requests:
-                    parts = urllib.parse.urlsplit(path)
+                for got in self.requests[since:]:
+                    parts = urllib.parse.urlsplit(got)
                     q = urllib.parse.parse_qs(parts.query,
                                               keep_blank_values=True)
-                    if parts.path == "/callback" and \
-                            q.get("state") == [state]:
-                        return q, path
+                    if parts.path == path and (match is None or match(q)):
+                        return q, got
                 left = deadline - time.time()
                 if left <= 0:
-                    raise AssertionError(
-                        "no /callback with state %r; got %r" % (
-                            state, self.requests))
+                    raise AssertionError("no such request to %s; got %r" % (
+                        path, self.requests[since:]))
                 self.cond.wait(left)
+
+    def wait_for(self, state, timeout=20):
+        """The query of the /callback request that carries state."""
+        return self.wait("/callback", lambda q: q.get("state") == [state],
+                         timeout=timeout)
 
     def close(self):
         self.httpd.shutdown()
