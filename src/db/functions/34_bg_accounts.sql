@@ -71,6 +71,25 @@ BEGIN
 END;
 $$;
 
+-- The account's links to what the consent gives for it (at least one
+-- right: bg_account_json leaves _links out without).
+CREATE OR REPLACE FUNCTION bg_account_links(p_resource_id text,
+    p_balances boolean, p_transactions boolean)
+RETURNS json LANGUAGE sql STABLE AS $$
+	SELECT CASE
+	    WHEN p_balances AND p_transactions THEN json_build_object(
+		'balances', json_build_object('href', '/xs2a/v1/accounts/'
+		    || p_resource_id || '/balances'),
+		'transactions', json_build_object('href', '/xs2a/v1/accounts/'
+		    || p_resource_id || '/transactions'))
+	    WHEN p_balances THEN json_build_object(
+		'balances', json_build_object('href', '/xs2a/v1/accounts/'
+		    || p_resource_id || '/balances'))
+	    ELSE json_build_object(
+		'transactions', json_build_object('href', '/xs2a/v1/accounts/'
+		    || p_resource_id || '/transactions')) END;
+$$;
+
 -- accountDetails of one account (its columns, the rights the consent
 -- gives for it, its balances or NULL): the links to what the consent
 -- gives, the balances when given. One expression, so that PostgreSQL
@@ -79,22 +98,29 @@ CREATE OR REPLACE FUNCTION bg_account_json(p_resource_id text, p_iban text,
     p_currency text, p_name text, p_holder text, p_balances boolean,
     p_transactions boolean, p_balance_list json)
 RETURNS json LANGUAGE sql STABLE AS $$
-	SELECT json_strip_nulls(json_build_object(
-	    'resourceId', p_resource_id,
-	    'iban', p_iban,
-	    'currency', p_currency,
-	    'name', left(p_name, 70),
-	    'cashAccountType', 'CACC',
-	    'status', 'enabled',
-	    'ownerName', left(p_holder, 140),
-	    'balances', p_balance_list,
-	    '_links', CASE WHEN p_balances OR p_transactions
-		THEN json_strip_nulls(json_build_object(
-		'balances', CASE WHEN p_balances THEN json_build_object('href',
-		    '/xs2a/v1/accounts/' || p_resource_id || '/balances') END,
-		'transactions', CASE WHEN p_transactions THEN
-		    json_build_object('href', '/xs2a/v1/accounts/'
-		    || p_resource_id || '/transactions') END)) END));
+	-- Three shapes (a balance list comes only with the balances right),
+	-- not json_strip_nulls, which would deparse and build again.
+	SELECT CASE
+	    WHEN NOT (p_balances OR p_transactions) THEN json_build_object(
+		'resourceId', p_resource_id, 'iban', p_iban,
+		'currency', p_currency, 'name', left(p_name, 70),
+		'cashAccountType', 'CACC', 'status', 'enabled',
+		'ownerName', left(p_holder, 140))
+	    WHEN p_balance_list IS NULL THEN json_build_object(
+		'resourceId', p_resource_id, 'iban', p_iban,
+		'currency', p_currency, 'name', left(p_name, 70),
+		'cashAccountType', 'CACC', 'status', 'enabled',
+		'ownerName', left(p_holder, 140),
+		'_links', bg_account_links(p_resource_id, p_balances,
+		    p_transactions))
+	    ELSE json_build_object(
+		'resourceId', p_resource_id, 'iban', p_iban,
+		'currency', p_currency, 'name', left(p_name, 70),
+		'cashAccountType', 'CACC', 'status', 'enabled',
+		'ownerName', left(p_holder, 140),
+		'balances', p_balance_list,
+		'_links', bg_account_links(p_resource_id, p_balances,
+		    p_transactions)) END;
 $$;
 
 -- The account {account-id} names, as the consent covers it with the
@@ -175,7 +201,7 @@ DECLARE
 	g record;
 	a record;
 BEGIN
-	SELECT * INTO g FROM bg_gate(p_token_hash, p_x5t, p_org_id,
+	g := bg_gate(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_consent_id, 'ACCOUNT_INFORMATION');
 	IF g.refusal IS NOT NULL THEN
 		refusal := g.refusal;
@@ -198,7 +224,7 @@ BEGIN
 	END IF;
 	consent_id := g.consent_id;
 	IF p_endpoint <> 'account-list' THEN
-		SELECT * INTO a FROM bg_account_of(g.consent_id, g.psu_id,
+		a := bg_account_of(g.consent_id, g.psu_id,
 		    p_resource_id, p_right, p_transaction_id);
 		IF a.refusal IS NOT NULL THEN
 			refusal := a.refusal;
@@ -229,7 +255,7 @@ DECLARE
 	r record;
 	body text;
 BEGIN
-	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	r := bg_ais_read(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
 	    'account-list', NULL, NULL, NULL, NULL, false);
 	IF r.refusal IS NOT NULL THEN
@@ -257,7 +283,7 @@ RETURNS bg_result LANGUAGE plpgsql AS $$
 DECLARE
 	r record;
 BEGIN
-	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	r := bg_ais_read(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
 	    'account-details', p_resource_id, NULL, NULL, NULL, false);
 	IF r.refusal IS NOT NULL THEN
@@ -282,7 +308,7 @@ RETURNS bg_result LANGUAGE plpgsql AS $$
 DECLARE
 	r record;
 BEGIN
-	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	r := bg_ais_read(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
 	    'account-balance', p_resource_id, 'balances', NULL, NULL, false);
 	IF r.refusal IS NOT NULL THEN
@@ -332,7 +358,7 @@ DECLARE
 	report json;
 BEGIN
 	-- The service has checked the period (src/bg/transactions.c).
-	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	r := bg_ais_read(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
 	    'transactions', p_resource_id, 'transactions', NULL,
 	    p_booking || ':' || p_from || '/' || v_to, p_page > 0);
@@ -421,7 +447,7 @@ RETURNS bg_result LANGUAGE plpgsql AS $$
 DECLARE
 	r record;
 BEGIN
-	SELECT * INTO r FROM bg_ais_read(p_token_hash, p_x5t, p_org_id,
+	r := bg_ais_read(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_psu_ip, p_request_id, p_consent_id, p_limit,
 	    'transaction-details', p_resource_id, 'transactions',
 	    p_transaction_id, NULL, false);
@@ -452,7 +478,7 @@ DECLARE
 	c record;
 	ok boolean;
 BEGIN
-	SELECT * INTO g FROM bg_gate(p_token_hash, p_x5t, p_org_id,
+	g := bg_gate(p_token_hash, p_x5t, p_org_id,
 	    p_signed_id, p_consent_id, 'FUND_AVAILABILITY');
 	IF g.refusal IS NOT NULL THEN
 		RETURN bg_refused(g.refusal, g.detail);

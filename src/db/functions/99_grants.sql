@@ -52,6 +52,7 @@ BEGIN
 		('bg_account(bytea,text,text,uuid,inet,uuid,uuid,integer,text,boolean)', '{psd2_service}'),
 		('bg_account_balances(bytea,text,text,uuid,inet,uuid,uuid,integer,text)', '{psd2_service}'),
 		('bg_account_json(text,text,text,text,text,boolean,boolean,json)', '{psd2_service}'),
+		('bg_account_links(text,boolean,boolean)', '{psd2_service}'),
 		('bg_account_list(bytea,text,text,uuid,inet,uuid,uuid,integer,boolean)', '{psd2_service}'),
 		('bg_account_of(uuid,bigint,text,text,text)', '{psd2_service}'),
 		('bg_ais_read(bytea,text,text,uuid,inet,uuid,uuid,integer,text,text,text,text,text,boolean)', '{psd2_service}'),
