@@ -331,10 +331,7 @@ def test_transactions_shape(w, api, today):
             "bookingDate": day(today, 1).isoformat(),
             "valueDate": day(today, 2).isoformat(),
             "transactionAmount": {"currency": "EUR", "amount": "2.50"},
-            "remittanceInformationUnstructured": "B in",
-            "_links": {"transactionDetails": {"href": "%s/%s/transactions/%s"
-                                              % (ACCOUNTS, w.b_id,
-                                                 w.b_tx[0])}}}],
+            "remittanceInformationUnstructured": "B in"}],
         "_links": {"account": {"href": "%s/%s" % (ACCOUNTS, w.b_id)},
                    "first": {"href": href}}}
 
@@ -417,9 +414,7 @@ def test_transaction_details(w, api):
         "valueDate": row[1].isoformat(),
         "transactionAmount": {"currency": "EUR", "amount": "%s" % (
             Decimal(row[2]) / 100).quantize(Decimal("0.01"))},
-        "remittanceInformationUnstructured": row[3],
-        "_links": {"transactionDetails": {"href": "%s/%s/transactions/%s"
-                                          % (ACCOUNTS, w.a_id, tid)}}}}
+        "remittanceInformationUnstructured": row[3]}}
 
 
 def test_transaction_details_unknown(w, api):

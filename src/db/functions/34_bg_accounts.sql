@@ -322,19 +322,19 @@ BEGIN
 END;
 $$;
 
--- A booked transaction (transactions schema of the official file).
-CREATE OR REPLACE FUNCTION bg_booked_entry(p_resource_id text,
-    p_transaction_id text, p_booking date, p_value date, p_minor bigint,
-    p_currency text, p_explanation text)
+-- A booked transaction (transactions schema of the official file),
+-- without the optional _links.transactionDetails: its path is the
+-- guidelines' template with the transactionId, and the link would make a
+-- page half as large again (measured: 18.4 kB instead of 12 kB for 50).
+CREATE OR REPLACE FUNCTION bg_booked_entry(p_transaction_id text,
+    p_booking date, p_value date, p_minor bigint, p_currency text,
+    p_explanation text)
 RETURNS json LANGUAGE sql STABLE AS $$
 	SELECT json_build_object('transactionId', p_transaction_id,
 	    'bookingDate', to_char(p_booking, 'YYYY-MM-DD'),
 	    'valueDate', to_char(p_value, 'YYYY-MM-DD'),
 	    'transactionAmount', bg_amount(p_minor, p_currency),
-	    'remittanceInformationUnstructured', left(p_explanation, 140),
-	    '_links', json_build_object('transactionDetails',
-		json_build_object('href', '/xs2a/v1/accounts/' || p_resource_id
-		    || '/transactions/' || p_transaction_id)));
+	    'remittanceInformationUnstructured', left(p_explanation, 140));
 $$;
 
 -- GET /xs2a/v1/accounts/{account-id}/transactions. p_booking: booked,
@@ -373,7 +373,7 @@ BEGIN
 	    || CASE WHEN p_with_balance THEN '&withBalance=true' ELSE '' END
 	    || '&pageIndex=';
 	IF p_booking IN ('booked', 'both') THEN
-		SELECT coalesce(json_agg(bg_booked_entry(r.resource_id,
+		SELECT coalesce(json_agg(bg_booked_entry(
 		    x.transaction_id, x.booking_date, x.value_date,
 		    x.amount_minor, x.currency, x.explanation)
 		    ORDER BY x.booking_date DESC, x.id DESC)
@@ -455,7 +455,7 @@ BEGIN
 		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
 	RETURN ROW(NULL, NULL, 200, (SELECT json_build_object(
-	    'transactionsDetails', bg_booked_entry(r.resource_id,
+	    'transactionsDetails', bg_booked_entry(
 		t.transaction_id, t.booking_date, t.value_date, t.amount_minor,
 		t.currency, t.explanation))
 	    FROM account_transaction t
