@@ -219,36 +219,47 @@ bench_fresh() {
 }
 
 # bench_surfaces KIND: the account information KIND (list, transactions)
-# on both surfaces, one row each, same wrk settings, accounts, consents
-# and tokens ($OUT/tokens-ais: a contract consent's token with its id as
-# Consent-ID works on /xs2a too); then the standard interface's cost per
-# request over the contract's, target at most 10% more (the interface is
-# a second face of the same calls: its cost is the driver, the other
-# JSON and the consent's extra checks, never a second round trip).
+# on both surfaces, same wrk settings, accounts, consents and tokens
+# ($OUT/tokens-ais: a contract consent's token with its id as Consent-ID
+# works on /xs2a too); then the standard interface's cost per request
+# over the contract's, target at most 10% more (the interface is a second
+# face of the same calls: its cost is the driver, the other JSON and the
+# consent's extra checks, never a second round trip). In the order
+# contract, standard, standard, contract, each surface's rate the mean of
+# its two runs: every run adds access records and replay marks, so a
+# later run meets bigger tables, and a single pair would charge that to
+# whichever surface ran second.
 bench_surfaces() {
 	failed_before=$BENCH_FAILED
-	bench_pool signed "$1" "$POOLN"
-	POOL=$OUT/pool bench_wrk "AIS $1 (signed)" "$CONNS" -s tests/bench/pool.lua "$gate_base"
-	bench_fresh "AIS $1"
-	contract=$RES
-	bench_pss gate
-	bench_pool signed "xs2a-$1" "$POOLN"
-	POOL=$OUT/pool bench_wrk "xs2a $1 (signed)" "$CONNS" -s tests/bench/pool.lua "$gate_base"
-	bench_fresh "xs2a $1"
-	standard=$RES
-	bench_pss gate
+	bench_surface_run "AIS $1 (signed)" "$1"
+	c1=$RES
+	bench_surface_run "xs2a $1 (signed)" "xs2a-$1"
+	s1=$RES
+	bench_surface_run "xs2a $1 (signed, again)" "xs2a-$1"
+	s2=$RES
+	bench_surface_run "AIS $1 (signed, again)" "$1"
+	c2=$RES
 	if [ "$BENCH_FAILED" != "$failed_before" ]; then
 		echo "xs2a $1: overhead not measured (a run above failed)"
 		return 0
 	fi
-	more=$(awk -v c="$contract" -v s="$standard" \
-	    'BEGIN { printf "%.1f", 100 * (c / s - 1) }')
+	more=$(awk -v c1="$c1" -v c2="$c2" -v s1="$s1" -v s2="$s2" \
+	    'BEGIN { printf "%.1f", 100 * ((c1 + c2) / (s1 + s2) - 1) }')
 	if awk -v m="$more" 'BEGIN { exit !(m <= 10) }'; then
 		echo "xs2a $1: $more% more per request than the contract's (target <= 10%): ok"
 	else
 		echo "xs2a $1: $more% more per request than the contract's (target <= 10%): OVER TARGET"
 		bench_fail "xs2a $1: $more% more per request than the contract's (target <= 10%)"
 	fi
+}
+
+# bench_surface_run LABEL POOLKIND: one signed run from a fresh pool; its
+# rate in RES.
+bench_surface_run() {
+	bench_pool signed "$2" "$POOLN"
+	POOL=$OUT/pool bench_wrk "$1" "$CONNS" -s tests/bench/pool.lua "$gate_base"
+	bench_fresh "$1"
+	bench_pss gate
 }
 
 # bench_end: the closing line; exits 1 if any measurement failed.
