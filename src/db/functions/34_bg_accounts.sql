@@ -253,6 +253,7 @@ CREATE OR REPLACE FUNCTION bg_account_list(p_token_hash bytea, p_x5t text,
 RETURNS bg_result LANGUAGE plpgsql AS $$
 DECLARE
 	r record;
+	v_consent uuid;
 	body text;
 BEGIN
 	r := bg_ais_read(p_token_hash, p_x5t, p_org_id,
@@ -261,15 +262,29 @@ BEGIN
 	IF r.refusal IS NOT NULL THEN
 		RETURN bg_refused(r.refusal, r.detail);
 	END IF;
-	SELECT json_build_object('accounts', coalesce(json_agg(
-	    bg_account_json(a.resource_id, a.iban, a.currency, a.name,
-		a.holder_name, ca.balances, ca.transactions,
-		CASE WHEN ca.balances AND p_with_balance
-		    THEN bg_balances(a.id, a.currency) END)
-	    ORDER BY ca.account_id), '[]'::json))::text
-	INTO body
-	FROM consent_account ca JOIN account a ON a.id = ca.account_id
-	WHERE ca.consent_id = r.consent_id;
+	-- Two statements, not one with p_with_balance in it: a parameter
+	-- that simplifies the expression keeps PostgreSQL planning the
+	-- statement anew for each call (a custom plan, about 0.4 ms here).
+	v_consent := r.consent_id;
+	IF p_with_balance THEN
+		SELECT json_build_object('accounts', coalesce(json_agg(
+		    bg_account_json(a.resource_id, a.iban, a.currency, a.name,
+			a.holder_name, ca.balances, ca.transactions,
+			CASE WHEN ca.balances
+			    THEN bg_balances(a.id, a.currency) END)
+		    ORDER BY ca.account_id), '[]'::json))::text
+		INTO body
+		FROM consent_account ca JOIN account a ON a.id = ca.account_id
+		WHERE ca.consent_id = v_consent;
+	ELSE
+		SELECT json_build_object('accounts', coalesce(json_agg(
+		    bg_account_json(a.resource_id, a.iban, a.currency, a.name,
+			a.holder_name, ca.balances, ca.transactions, NULL)
+		    ORDER BY ca.account_id), '[]'::json))::text
+		INTO body
+		FROM consent_account ca JOIN account a ON a.id = ca.account_id
+		WHERE ca.consent_id = v_consent;
+	END IF;
 	RETURN ROW(NULL, NULL, 200, body, NULL)::bg_result;
 END;
 $$;
