@@ -352,9 +352,7 @@ def psu_in_chromium(driver, url, psu, ibans=None, decision="approve"):
             EC.presence_of_element_located((By.ID, ident)))
 
     def submit(button_id):
-        old = driver.find_element(By.TAG_NAME, "html")
-        driver.find_element(By.ID, button_id).click()
-        WebDriverWait(driver, 30).until(EC.staleness_of(old))
+        psd2lib.click_and_wait(driver, driver.find_element(By.ID, button_id))
 
     driver.get(url)
     present("login-form")

@@ -7,15 +7,13 @@ import urllib.parse
 import pytest
 from authlib.common.security import generate_token
 from authlib.integrations.requests_client import OAuth2Session
-from selenium.common.exceptions import (StaleElementReferenceException,
-                                        WebDriverException)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 import psd2lib
-from psd2lib import (MAIN_URL, authorize_url, compact, exchange_code,
-                     sandbox_client)
+from psd2lib import (MAIN_URL, authorize_url, click_and_wait, compact,
+                     exchange_code, sandbox_client)
 from conftest import CALLBACK, document_statuses
 
 TOKEN_URL = MAIN_URL + "/auth/oauth/token"
@@ -25,30 +23,6 @@ AUTHZ_URL = MAIN_URL + "/auth/oauth/authorize"
 def wait_id(d, ident, timeout=20):
     return WebDriverWait(d, timeout).until(
         EC.presence_of_element_located((By.ID, ident)))
-
-
-def _replaced(old):
-    """EC.staleness_of, plus the form Chromium answers in while it swaps
-    documents ("Node with given id does not belong to the document"):
-    that too means the old document is gone; any other error is raised."""
-    def gone(_d):
-        try:
-            old.is_enabled()
-            return False
-        except StaleElementReferenceException:
-            return True
-        except WebDriverException as e:
-            if "does not belong to the document" in str(e):
-                return True
-            raise
-    return gone
-
-
-def click_and_wait(d, button, timeout=20):
-    """Clicks and waits for the next document to replace this one."""
-    old = d.find_element(By.TAG_NAME, "html")
-    button.click()
-    WebDriverWait(d, timeout).until(_replaced(old))
 
 
 def last_status(d):

@@ -1084,6 +1084,32 @@ def quit_chromium(d):
         shutil.rmtree(d._psd2_profile, ignore_errors=True)
 
 
+def click_and_wait(d, element, timeout=30):
+    """Clicks element and waits for the next document to replace this
+    one. Selenium's staleness_of alone is not enough: while Chromium
+    swaps documents it may answer "Node with given id does not belong
+    to the document" instead of a stale reference; that too means the
+    old document is gone. Any other error is raised."""
+    from selenium.common.exceptions import (
+        StaleElementReferenceException, WebDriverException)
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    old = d.find_element(By.TAG_NAME, "html")
+
+    def gone(_d):
+        try:
+            old.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as e:
+            if "does not belong to the document" in str(e):
+                return True
+            raise
+    element.click()
+    WebDriverWait(d, timeout).until(gone)
+
+
 # --------------------------------------------------------------------------
 # The TPP's side of a browser's redirect
 
