@@ -20,7 +20,7 @@ import psd2lib
 from ais_shared import sql as q
 from psd2lib import Page, make_client, make_psu, psd2ctl, run_code_flow
 from staff_lib import (STAFF_URL, audit_max_id, audit_rows, form_post,
-                       http_login)
+                       http_login, sql_payment)
 
 BERLIN = ZoneInfo("Europe/Berlin")
 UTC = datetime.timezone.utc
@@ -39,38 +39,6 @@ def owner(service_setup):
     return psu, client
 
 
-def new_payment(db, owner, at, amount, creditor="DE89370400440532013000",
-                status="ACSC", sca=True):
-    """One payment as the service writes it, executed (ACSC) at time at
-    when status is ACSC; with a finalised SCA unless sca is False (a row
-    psd2gate never writes: every payment it executes had SCA)."""
-    psu, client = owner
-    pid = str(uuid.uuid4())
-    q(db, """INSERT INTO payment (id, product, psu_id, consent_id,
-             client_id, tpp_id, debtor_account_id, debtor_iban,
-             creditor_iban, creditor_name, amount_minor, currency,
-             transaction_status, reject_reason, booking_ref, created_at,
-             status_at)
-          SELECT %s, 'sepa-credit-transfers', u.id, c.id, c.client_id,
-             oc.tpp_id, a.id, a.iban, %s, 'Payee', %s, 'EUR', %s,
-             CASE WHEN %s = 'RJCT' THEN 'declined' END,
-             CASE WHEN %s = 'ACSC' THEN 'test-' || %s END, %s, %s
-          FROM psu u JOIN account a ON a.psu_id = u.id
-          JOIN consent c ON c.psu_id = u.id
-          JOIN oauth_client oc ON oc.client_id = c.client_id
-          WHERE u.username = %s AND oc.client_id = %s
-          ORDER BY c.created_at DESC LIMIT 1""",
-      pid, creditor, amount, status, status, status, pid,
-      at - datetime.timedelta(minutes=1), at, psu.username,
-      client.client_id)
-    if sca:
-        q(db, """INSERT INTO payment_authorisation (id, payment_id,
-                 approach, method, sca_status)
-                 VALUES (%s, %s, 'redirect', 'totp', 'finalised')""",
-          str(uuid.uuid4()), pid)
-    return pid
-
-
 def staff_act(sess, pid, action, reason, ftype=None):
     """The payment page's form, then the confirmation's: the answer."""
     r = sess.get(STAFF_URL + "/staff/fraud/payment", params={"id": pid})
@@ -86,7 +54,7 @@ def staff_act(sess, pid, action, reason, ftype=None):
 
 
 def test_staff_mark_correct_withdraw(db, dbinfo, operator, owner):
-    pid = new_payment(db, owner, datetime.datetime.now(UTC), 4200)
+    pid = sql_payment(db, owner, datetime.datetime.now(UTC), 4200)
     sess = http_login(operator)
     actor = "staff:" + operator.username
     since = audit_max_id(db)
@@ -167,7 +135,7 @@ def test_staff_mark_correct_withdraw(db, dbinfo, operator, owner):
 
 
 def test_staff_cannot_mark_unexecuted(db, operator, owner):
-    pid = new_payment(db, owner, datetime.datetime.now(UTC), 999,
+    pid = sql_payment(db, owner, datetime.datetime.now(UTC), 999,
                       status="RJCT")
     sess = http_login(operator)
     r = sess.get(STAFF_URL + "/staff/fraud/payment", params={"id": pid})
@@ -175,7 +143,7 @@ def test_staff_cannot_mark_unexecuted(db, operator, owner):
     assert page.by_id.get("fraud-not-executed") is not None
     assert page.form("fraud-act") is None
     # A post made up from another payment's form is refused too.
-    other = new_payment(db, owner, datetime.datetime.now(UTC), 1000)
+    other = sql_payment(db, owner, datetime.datetime.now(UTC), 1000)
     r = sess.get(STAFF_URL + "/staff/fraud/payment", params={"id": other})
     form = Page(r.text).form("fraud-act")
     data = dict(form.hidden())
@@ -278,15 +246,15 @@ def test_half_year_statistics(db, operator, owner):
     day = datetime.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
     for i in range(60):
         at = day + datetime.timedelta(days=3 * i, minutes=7 * i)
-        made.append(new_payment(db, owner, at, 1000 + 137 * i,
+        made.append(sql_payment(db, owner, at, 1000 + 137 * i,
                                 creditor=ibans[i % len(ibans)],
                                 sca=(i % 17 != 5)))
     for at in (edge_in, edge_out, end_out, end_in):
-        made.append(new_payment(db, owner, at, 50001))
+        made.append(sql_payment(db, owner, at, 50001))
     # Not executed: never counted, even when marked before (impossible
     # through the functions, so not attempted).
-    new_payment(db, owner, day, 777777, status="RJCT", sca=False)
-    new_payment(db, owner, day, 888888, status="RCVD", sca=False)
+    sql_payment(db, owner, day, 777777, status="RJCT", sca=False)
+    sql_payment(db, owner, day, 888888, status="RCVD", sca=False)
 
     sess = http_login(operator)
     for i, pid in enumerate(made[:24]):
