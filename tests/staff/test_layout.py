@@ -147,6 +147,25 @@ def test_every_staff_page_fits_1366x768(wide_driver, admin_module,
     assert not found, found
 
 
+def test_fraud_confirmation_fits_1366x768(wide_driver, admin_module,
+                                          wide_data):
+    """The fraud act's confirmation page, reached only by its form's
+    POST: filled in Chromium with a long reason (nothing is done)."""
+    psu, _ = wide_data
+    d = wide_driver
+    browser_login(d, admin_module)
+    d.get(STAFF_URL + "/staff/fraud/payment?id=" + psu.fraud_payment)
+    wait_for(d, "reason").send_keys(
+        "Wiederholte Rückfrage beim Zahlungsempfänger ergab keinen "
+        "Hinweis auf Betrug " * 4)
+    d.find_element("id", "fraud-act-submit").click()
+    wait_for(d, "confirm-question")
+    d.save_screenshot(os.path.join(SCREENS, "staff-fraud-confirm-%dx%d.png"
+                                   % (WIDTH, HEIGHT)))
+    bad = d.execute_script(OVERFLOWS_JS)
+    assert not bad, bad[:10]
+
+
 def test_navigation_stays_in_view(wide_driver, admin_module, wide_data):
     d = wide_driver
     browser_login(d, admin_module)
