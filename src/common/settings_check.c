@@ -90,6 +90,10 @@ static const struct setting_rule	rules[] = {
 	 * page (or chosen the authenticator); then it ends RJCT timed out. */
 	{ "pis_redirect_seconds", SET_INT, 3, 3600, NULL },
 	{ "device_metrics_file", SET_PATH, 0, 0, NULL },
+	/* The bank's country (EEA): domestic or cross-border payments and
+	 * the time zone of the fraud statistics' half-years. */
+	{ "bank_country", SET_WORD, 0, 0, "AT BE BG CY CZ DE DK EE ES FI "
+	    "FR GR HR HU IE IS IT LI LT LU LV MT NL NO PL PT RO SE SI SK" },
 };
 
 static const char *const	role_names[] = {

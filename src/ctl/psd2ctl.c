@@ -44,7 +44,9 @@ usage(void)
 	    "  audit seal | audit verify [--checkpoint FILE]\n"
 	    "  audit checkpoint FILE     seal, then write the signed head\n"
 	    "  audit list [--actor A] [--action X] [--limit N]\n"
-	    "  purge                     delete expired codes, tokens, ...\n");
+	    "  purge                     delete expired codes, tokens, ...\n"
+	    "  report fraud --half YYYYH1|YYYYH2 [--csv]\n"
+	    "                            EBA fraud statistics of a half-year\n");
 	exit(2);
 }
 
@@ -113,6 +115,12 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());
 
+	if (strcmp(argv[0], "report") == 0 && argc > 1 &&
+	    strcmp(argv[1], "fraud") == 0) {
+		if ((rc = ctl_report_fraud(argc - 2, argv + 2)) == 2)
+			usage();
+		return (rc);
+	}
 	db = ctl_connect(argv[0]);
 	if (strcmp(argv[0], "migrate") == 0)
 		rc = ctl_migrate(db);

@@ -4,6 +4,7 @@ audit details, IBANs) and no element may overflow its container, nor the
 page the window; the navigation stays in view when the page scrolls.
 A screenshot of each page is kept in var/test-logs/screens/."""
 
+import datetime
 import os
 import secrets
 
@@ -11,7 +12,7 @@ import pytest
 
 import psd2lib
 from psd2lib import make_client, make_psu, psd2ctl, run_code_flow
-from staff_lib import STAFF_URL, browser_login, wait_for
+from staff_lib import STAFF_URL, browser_login, sql_payment, wait_for
 
 WIDTH, HEIGHT = 1366, 768
 SCREENS = os.path.join(psd2lib.LOG_DIR, "screens")
@@ -66,6 +67,23 @@ def wide_data(admin_module, db_module):
                               "Zweigniederlassung Deutschland " +
                               secrets.token_hex(4))
     run_code_flow(client, psu, accounts=[a[0] for a in psu.accounts])
+    # A payment marked as fraud, corrected, with long reasons and payee.
+    pid = sql_payment(db_module, (psu, client),
+                      datetime.datetime.now(datetime.timezone.utc),
+                      99999999999, creditor="FR1420041010050500013M02606",
+                      name="Société Générale Immobilière et Financière "
+                           "du Grand Ouest SA")
+    cur = db_module.cursor()
+    for act, ftype in (("mark", "issued_by_fraudster"),
+                       ("correct", "payer_manipulated")):
+        cur.execute("SELECT staff_fraud_act(%s, %s, %s, %s, %s)", (
+            "staff:" + admin_module.username, pid, act, ftype,
+            "The PSU called the hotline and explained at length that a "
+            "caller claiming to be from the bank's security department "
+            "asked for this transfer to a so-called safe account " +
+            secrets.token_hex(8)))
+        assert cur.fetchone()[0] == "ok"
+    psu.fraud_payment = pid
     return psu, client
 
 
@@ -95,6 +113,8 @@ def pages(psu, client, admin):
          % client.org_id),
         ("member-confirm", "/staff/members/confirm?username=%s&op=unlock"
          % admin.username),
+        ("fraud", "/staff/fraud"),
+        ("fraud-payment", "/staff/fraud/payment?id=" + psu.fraud_payment),
     ]
 
 
@@ -125,6 +145,25 @@ def test_every_staff_page_fits_1366x768(wide_driver, admin_module,
         if bad:
             found[label] = bad[:10]
     assert not found, found
+
+
+def test_fraud_confirmation_fits_1366x768(wide_driver, admin_module,
+                                          wide_data):
+    """The fraud act's confirmation page, reached only by its form's
+    POST: filled in Chromium with a long reason (nothing is done)."""
+    psu, _ = wide_data
+    d = wide_driver
+    browser_login(d, admin_module)
+    d.get(STAFF_URL + "/staff/fraud/payment?id=" + psu.fraud_payment)
+    wait_for(d, "reason").send_keys(
+        "Wiederholte Rückfrage beim Zahlungsempfänger ergab keinen "
+        "Hinweis auf Betrug " * 4)
+    d.find_element("id", "fraud-act-submit").click()
+    wait_for(d, "confirm-question")
+    d.save_screenshot(os.path.join(SCREENS, "staff-fraud-confirm-%dx%d.png"
+                                   % (WIDTH, HEIGHT)))
+    bad = d.execute_script(OVERFLOWS_JS)
+    assert not bad, bad[:10]
 
 
 def test_navigation_stays_in_view(wide_driver, admin_module, wide_data):
