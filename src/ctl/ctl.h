@@ -17,6 +17,7 @@ int		 ctl_account(PGconn *, int, char **);
 int		 ctl_sandbox_seed(PGconn *);
 int		 ctl_audit(PGconn *, int, char **);
 int		 ctl_purge(PGconn *);
+int		 ctl_risk(PGconn *, int, char **);
 
 /* Creates a TPP client: secret NULL generates one (printed once). */
 int		 ctl_client_add(PGconn *, const char *, const char *,

@@ -193,6 +193,7 @@ BEGIN
 	    'reason', p.reject_reason,
 	    'risk', pis_risk_psu_rules(p.held, p.reject_reason, p.risk_rules),
 	    'sca_status', a.sca_status,
+	    'held', p.held,
 	    'has_device', d.has_device,
 	    'can_device', d.has_device AND o.open AND a.method IS NULL,
 	    'can_totp', NOT d.has_device AND o.open AND a.method IS NULL,
