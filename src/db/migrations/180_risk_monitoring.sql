@@ -117,7 +117,7 @@ CREATE TABLE payment_review (
 	CHECK ((status = 'open') = (proposal IS NULL)),
 	CHECK ((proposal IS NULL) = (proposed_by IS NULL)),
 	CHECK ((status IN ('released', 'rejected')) = (decided_by IS NOT NULL)),
-	CHECK (decided_by IS DISTINCT FROM proposed_by)
+	CHECK (decided_by IS NULL OR decided_by <> proposed_by)
 );
 CREATE INDEX payment_review_queue ON payment_review (created_at)
 	WHERE status IN ('open', 'proposed');
