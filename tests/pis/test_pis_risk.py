@@ -15,7 +15,6 @@ block list on) and leaves it so."""
 
 import datetime
 import json
-import uuid
 import zoneinfo
 
 import pytest
@@ -23,27 +22,38 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 import openapi_check
-from conftest import (CREDITOR, PAY, SCA_SECONDS, SCT, payment_body,
-                      payment_row, sql, sql1, wait_for, wait_shown,
+from conftest import (CREDITOR, REDIRECT, REDIRECT_SECONDS, SCA_SECONDS,
+                      SCT, payment_body, payment_row, sql, sql1, wait_shown,
                       wait_status)
 from psd2lib import MAIN_URL, Page, psd2ctl
-from test_pis_payments_page import login
-from test_pis_staff import (STAFF_URL, form_post, staff_login,  # noqa: F401
-                            staff_server)
+from test_pis_payments_page import login, login_payment
+from test_pis_staff import STAFF_URL, form_post, staff_login
+from test_pis_staff import staff_server  # noqa: F401 (the fixture)
 
 OTHER = "GB82WEST12345698765432"
 BLOCKED = "NL91ABNA0417164300"
-RULES = ("amount_history", "new_payee", "velocity_count", "velocity_sum",
-         "unusual_ip", "blocklist", "instant_night")
+# Migration 180's rules: score and parameters.
+RULES = {
+    "amount_history": (60, {"days": 90, "percent": 500,
+                            "statistic": "median", "min_payments": 3}),
+    "new_payee": (20, {"days": 365}),
+    "velocity_count": (40, {"minutes": 10, "count": 5}),
+    "velocity_sum": (40, {"minutes": 60, "sum_minor": 500000}),
+    "unusual_ip": (30, {"days": 90, "min_payments": 3, "prefix_v4": 24,
+                        "prefix_v6": 48}),
+    "blocklist": (100, {}),
+    "instant_night": (20, {"from": "23:00", "to": "06:00",
+                           "time_zone": "Europe/Berlin"}),
+}
 
 
 @pytest.fixture(autouse=True)
 def risk_defaults(db):
     """The configuration of migration 180 before and after each test."""
     def reset():
-        for rule in RULES:
-            sql(db, "SELECT risk_rule_set('test', %s, %s, NULL, NULL)",
-                rule, rule == "blocklist")
+        for rule, (score, params) in RULES.items():
+            sql(db, "SELECT risk_rule_set('test', %s, %s, %s, %s)",
+                rule, rule == "blocklist", score, json.dumps(params))
         sql(db, "SELECT risk_level_set('test', 'medium', 50, 'proceed')")
         sql(db, "SELECT risk_level_set('test', 'high', 100, 'hold')")
         sql(db, "DELETE FROM risk_blocklist")
@@ -80,8 +90,7 @@ def history(db, payer, amounts, creditor=CREDITOR, ip="192.0.2.10",
 def first_payment(api, db, payer):
     """One payment that makes the PSU's template row (nothing on)."""
     r = api.initiate(payer, decoupled=False,
-                     headers={"TPP-Redirect-URI": "https://tpp.example/"
-                              "callback"})
+                     headers={"TPP-Redirect-URI": REDIRECT})
     assert r.status_code == 201, r.text
     pid = r.json()["paymentId"]
     r = api.call("DELETE", "%s/%s" % (SCT, pid), payer.token)
@@ -96,8 +105,7 @@ def assess(api, db, payer, amount="12.34", creditor=CREDITOR,
     r = api.initiate(payer, decoupled=False, product=product,
                      body=payment_body(payer, amount=amount,
                                        creditor=creditor),
-                     headers={"TPP-Redirect-URI":
-                              "https://tpp.example/callback",
+                     headers={"TPP-Redirect-URI": REDIRECT,
                               "PSU-IP-Address": ip})
     assert r.status_code == 201, r.text
     pid = r.json()["paymentId"]
@@ -392,3 +400,48 @@ def test_level_rejects_at_once(api, db, emulator, payer):
                   "psuMessage": "The payment was not authorised."}
     # The device stays idle.
     assert "PAY" not in emulator.show(payer.serial)
+
+
+def test_held_redirect_page_waits_for_the_release(
+        staff_server, api, db, server, payer_factory, browser):
+    """Redirect SCA: the bank's page of a held payment says it is being
+    checked and offers no way to authorise it (a forged post is refused);
+    after the release it offers SCA, with the redirect deadline from the
+    release."""
+    payer = payer_factory(device=False)
+    psd2ctl("risk", "block", BLOCKED, "--reason", "mule account")
+    r = api.initiate(payer, decoupled=False,
+                     body=payment_body(payer, creditor=BLOCKED),
+                     headers={"TPP-Redirect-URI": REDIRECT})
+    assert r.status_code == 201, r.text
+    body = r.json()
+    pid, url = body["paymentId"], server.url + \
+        body["_links"]["scaRedirect"]["href"]
+    no_rule_named(body["psuMessage"])
+    assert sql1(db, "SELECT deadline FROM payment_authorisation WHERE "
+                "payment_id = %s", pid) is None
+    d = browser("de-DE")
+    login_payment(d, url, payer.psu)
+    item = d.find_element(By.ID, "payment-" + pid)
+    assert item.get_attribute("data-status") == "HELD"
+    assert d.find_elements(By.ID, "authorise-held")
+    assert d.find_elements(By.ID, "authorise-form") == []
+    assert d.find_elements(By.ID, "authorise-device-form") == []
+    assert "Liste Ihrer Bank" in item.find_element(
+        By.CLASS_NAME, "payment-risk").text
+    # The page's opening did not start the authorisation.
+    assert payment_row(db, pid) == ("RCVD", None, "received")
+
+    _, s1 = staff_login()
+    _, s2 = staff_login()
+    assert review_step(s1, pid, "propose-release").status_code == 200
+    assert review_step(s2, pid, "review-confirm").status_code == 200
+    left = sql1(db, "SELECT extract(epoch FROM deadline - now()) FROM "
+                "payment_authorisation WHERE payment_id = %s", pid)
+    assert REDIRECT_SECONDS - 5 < left <= REDIRECT_SECONDS
+    d.get(url)
+    WebDriverWait(d, 20).until(lambda x: x.find_elements(
+        By.ID, "authorise-form"))
+    assert d.find_elements(By.ID, "authorise-held") == []
+    assert d.find_element(By.ID, "payment-" + pid).get_attribute(
+        "data-status") == "RCVD"
