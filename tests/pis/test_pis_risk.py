@@ -355,6 +355,17 @@ def test_rejected_on_review_never_reaches_the_device(
         payer, creditor=BLOCKED)).json()["paymentId"]
     _, s1 = staff_login()
     second, s2 = staff_login()
+    # A proposal can be withdrawn; the review is open again.
+    assert review_step(s1, pid, "propose-release").status_code == 200
+    assert review_step(s2, pid, "review-withdraw").status_code == 200
+    assert sql1(db, "SELECT status FROM payment_review WHERE "
+                "payment_id = %s", pid) == "open"
+    # Ids that are not a held payment's.
+    assert s1.get(STAFF_URL + "/staff/reviews/payment",
+                  params={"id": "not-a-uuid"}).status_code == 400
+    assert s1.get(STAFF_URL + "/staff/reviews/payment",
+                  params={"id": "0" * 8 + "-0000-0000-0000-" + "0" * 12}
+                  ).status_code == 404
     assert review_step(s1, pid, "propose-reject").status_code == 200
     r = review_step(s2, pid, "review-confirm")
     assert r.status_code == 200, r.text
@@ -363,12 +374,17 @@ def test_rejected_on_review_never_reaches_the_device(
     st, sca = tpp_answers(api, payer, pid)
     assert st["transactionStatus"] == "RJCT"
     no_rule_named(json.dumps([st, sca]))
-    # Not in the waiting queue any more; a second confirm changes nothing.
+    # Not in the waiting queue any more; among the rejected ones.
     r = s2.get(STAFF_URL + "/staff/reviews", params={"q": BLOCKED})
     assert ("review-" + pid) not in r.text
     r = s2.get(STAFF_URL + "/staff/reviews", params={"status": "rejected",
                                                      "q": BLOCKED})
     assert ("review-" + pid) in r.text
+    steps = sql(db, """SELECT detail->>'step' FROM audit_log WHERE
+        action = 'payment.review' AND detail->>'payment' = %s
+        ORDER BY id""", pid)
+    assert [x[0] for x in steps] == ["propose_release", "withdraw",
+                                     "propose_reject", "confirm_reject"]
     # The PSU sees why, in their words (never the score or the values).
     d = browser("en-US")
     login(d, MAIN_URL + "/auth/payments", payer.psu)
