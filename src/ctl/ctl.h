@@ -19,6 +19,7 @@ int		 ctl_audit(PGconn *, int, char **);
 int		 ctl_purge(PGconn *);
 /* report fraud: argv after "report fraud"; connects itself. */
 int		 ctl_report_fraud(int, char **);
+int		 ctl_risk(PGconn *, int, char **);
 
 /* Creates a TPP client: secret NULL generates one (printed once). */
 int		 ctl_client_add(PGconn *, const char *, const char *,

@@ -44,6 +44,11 @@ usage(void)
 	    "  audit seal | audit verify [--checkpoint FILE]\n"
 	    "  audit checkpoint FILE     seal, then write the signed head\n"
 	    "  audit list [--actor A] [--action X] [--limit N]\n"
+	    "  risk show                 monitoring rules, levels, block list\n"
+	    "  risk set RULE [--enable|--disable] [--score N]\n"
+	    "      [--param NAME=VALUE ...]\n"
+	    "  risk level LEVEL [--min-score N] [--action proceed|hold|reject]\n"
+	    "  risk block IBAN --reason TEXT | risk unblock IBAN\n"
 	    "  purge                     delete expired codes, tokens, ...\n"
 	    "  report fraud --half YYYYH1|YYYYH2 [--csv]\n"
 	    "                            EBA fraud statistics of a half-year\n");
@@ -140,6 +145,8 @@ main(int argc, char **argv)
 		rc = ctl_audit(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "purge") == 0)
 		rc = ctl_purge(db);
+	else if (strcmp(argv[0], "risk") == 0)
+		rc = ctl_risk(db, argc - 1, argv + 1);
 	else
 		usage();
 	PQfinish(db);

@@ -62,6 +62,31 @@ payments_word(struct http_request *req, const char *prefix,
 	return (pages_text(req, key));
 }
 
+/*
+ * Why transaction monitoring held or rejected the payment: "risk" (the
+ * rules that fired, by name) worded for the PSU as "risk_texts".
+ */
+static void
+payments_page_risk(struct http_request *req, json_t *payment)
+{
+	json_t	*rules, *texts, *rule;
+	size_t	 i;
+
+	rules = json_object_get(payment, "risk");
+	if (!json_is_array(rules) || json_array_size(rules) == 0)
+		return;
+	texts = json_array();
+	json_array_foreach(rules, i, rule) {
+		if (!json_is_string(rule))
+			continue;
+		json_array_append_new(texts, json_pack("{s:s}", "text",
+		    payments_word(req, "payments_risk_",
+		    json_string_value(rule))));
+	}
+	json_object_set_new(payment, "risk_texts", texts);
+	json_object_set_new(payment, "has_risk", json_true());
+}
+
 /* The amount as the authenticator shows it (common/devcur.h). */
 void
 payments_page_translate(struct http_request *req, json_t *payment)
@@ -84,6 +109,7 @@ payments_page_translate(struct http_request *req, json_t *payment)
 	json_object_set_new(payment, "reason_text", json_string(payments_word(
 	    req, "payments_reason_", json_string_value(json_object_get(
 	    payment, "reason")))));
+	payments_page_risk(req, payment);
 }
 
 /* The fraud mark of a payment (marks: id to type), or the report form. */

@@ -88,6 +88,54 @@ def wide_data(admin_module, db_module):
 
 
 @pytest.fixture(scope="module")
+def held_review(wide_data, db_module):
+    """A payment the transaction monitoring held, with long values and a
+    history of the PSU (rows as pis_initiate writes them): the review
+    queue and its detail page."""
+    import json
+    import uuid
+    psu, _ = wide_data
+    pid = str(uuid.uuid4())
+    rules = [{"rule": r, "score": 40, "value": v, "threshold": t}
+             for r, v, t in (
+                 ("amount_history", "123456789", "1500000"),
+                 ("new_payee", "GB82WEST12345698765432", "365 days"),
+                 ("unusual_ip", "2001:db8:1234:5678:9abc:def0:1234:5678",
+                  "none of 12 in /48"),
+                 ("instant_night", "03:12 Europe/Berlin", "23:00-06:00"))]
+    cur = db_module.cursor()
+    insert = """INSERT INTO payment (id, product, psu_id, consent_id,
+        client_id, tpp_id, debtor_account_id, debtor_iban, creditor_iban,
+        creditor_name, remittance, amount_minor, currency, psu_ip_address,
+        transaction_status, booking_ref, risk_score, risk_level,
+        risk_rules, held, created_at)
+        SELECT %s, 'instant-sepa-credit-transfers', c.psu_id, c.id,
+        c.client_id, oc.tpp_id, a.id, a.iban, %s,
+        'Example Creditor Aktiengesellschaft Zweigniederlassung Nord',
+        'Invoice 2026-000123456789 for services rendered in the quarter',
+        %s, 'EUR', %s::inet, %s, %s, %s, %s, %s::jsonb, %s,
+        now() - make_interval(days => %s)
+        FROM consent c JOIN oauth_client oc ON oc.client_id = c.client_id
+        JOIN psu u ON u.id = c.psu_id JOIN account a ON a.psu_id = u.id
+        WHERE u.username = %s ORDER BY a.id LIMIT 1"""
+    for i in range(12):
+        cur.execute(insert, (str(uuid.uuid4()), "DE89370400440532013000",
+                             1500000 + i, "2001:db8:aaaa:bbbb::%d" % i,
+                             "ACSC", "TEST-%d-%s" % (i, pid), None, None,
+                             None, False, i + 1, psu.username))
+    cur.execute(insert, (pid, "GB82WEST12345698765432", 123456789,
+                         "2001:db8:1234:5678:9abc:def0:1234:5678", "RCVD",
+                         None, 160, "high", json.dumps(rules), True, 0,
+                         psu.username))
+    cur.execute("""INSERT INTO payment_authorisation (id, payment_id,
+        approach, sca_status) VALUES (gen_random_uuid(), %s, 'decoupled',
+        'received')""", (pid,))
+    cur.execute("""INSERT INTO payment_review (payment_id, sca_seconds,
+        nonce) VALUES (%s, 60, decode('00', 'hex'))""", (pid,))
+    return pid
+
+
+@pytest.fixture(scope="module")
 def admin_module(service_setup):
     from staff_lib import make_staff
     return make_staff("admin")
@@ -100,7 +148,7 @@ def db_module(dbinfo):
     c.close()
 
 
-def pages(psu, client, admin):
+def pages(psu, client, admin, review):
     return [
         ("home", "/staff/home"),
         ("devices", "/staff/devices"),
@@ -115,6 +163,8 @@ def pages(psu, client, admin):
          % admin.username),
         ("fraud", "/staff/fraud"),
         ("fraud-payment", "/staff/fraud/payment?id=" + psu.fraud_payment),
+        ("reviews", "/staff/reviews"),
+        ("review", "/staff/reviews/payment?id=" + review),
     ]
 
 
@@ -127,13 +177,13 @@ def wide_driver():
 
 
 def test_every_staff_page_fits_1366x768(wide_driver, admin_module,
-                                        wide_data):
+                                        wide_data, held_review):
     psu, client = wide_data
     d = wide_driver
     browser_login(d, admin_module)
     os.makedirs(SCREENS, exist_ok=True)
     found = {}
-    for label, path in pages(psu, client, admin_module):
+    for label, path in pages(psu, client, admin_module, held_review):
         d.get(STAFF_URL + path)
         wait_for(d, "staff-role")
         inner = d.execute_script("return [window.innerWidth, "
@@ -224,7 +274,7 @@ def test_every_list_is_filtered_and_paged(admin_module, db_module):
               (e.get("id") or "").startswith("member-" + tag)]
     assert len(second) == 1
     for path in ("/staff/members", "/staff/tpps", "/staff/devices",
-                 "/staff/consents"):
+                 "/staff/consents", "/staff/reviews"):
         assert sess.get(STAFF_URL + path, params={"page": "-1"}
                         ).status_code == 400, path
         assert sess.get(STAFF_URL + path, params={"page": "0"}
