@@ -110,6 +110,14 @@ def assess(api, db, payer, amount="12.34", creditor=CREDITOR,
     assert r.status_code == 201, r.text
     pid = r.json()["paymentId"]
     rules = sql1(db, "SELECT risk_rules FROM payment WHERE id = %s", pid)
+    # Each decision is an audit row, one that lets the payment proceed
+    # too, naming the rules that fired.
+    audit = sql(db, "SELECT detail FROM audit_log WHERE action = "
+                "'payment.risk' AND detail->>'payment' = %s", pid)
+    assert len(audit) == 1, audit
+    held = sql1(db, "SELECT held FROM payment WHERE id = %s", pid)
+    assert audit[0][0]["outcome"] == ("held" if held else "proceeded")
+    assert audit[0][0]["rules"] == [h["rule"] for h in rules]
     return pid, {h["rule"]: (h["value"], h["threshold"]) for h in rules}
 
 

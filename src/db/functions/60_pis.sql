@@ -259,10 +259,8 @@ BEGIN
 	VALUES (v_auth, v_id, v_approach, CASE WHEN v_approach = 'decoupled'
 	    AND rk.action = 'proceed' THEN 'device' END, v_sca, v_challenge,
 	    v_deadline);
-	IF rk.action <> 'proceed' THEN
-		PERFORM pis_risk_decided(v_id, CASE WHEN v_approach = 'redirect'
-		    THEN p_redirect_seconds ELSE p_sca_seconds END, p_nonce);
-	END IF;
+	PERFORM pis_risk_decided(v_id, CASE WHEN v_approach = 'redirect'
+	    THEN p_redirect_seconds ELSE p_sca_seconds END, p_nonce);
 
 	body := json_build_object(
 	    'transactionStatus', 'RCVD',

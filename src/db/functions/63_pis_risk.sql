@@ -130,9 +130,9 @@ BEGIN
 END;
 $$;
 
--- What pis_initiate does with an assessment that holds or rejects
--- payment p_id (its row written already): the audit row, and for a hold
--- the review, which keeps what the release gives the SCA (p_sca_seconds
+-- What pis_initiate does with the assessment of payment p_id (its row
+-- written already): the audit row of the decision (proceeded, held or
+-- rejected: each decision is one, RTS Art. 2), and for a hold the review, which keeps what the release gives the SCA (p_sca_seconds
 -- from the release, the initiation's nonce). SECURITY DEFINER: only
 -- these functions write payment_review (migration 180).
 CREATE OR REPLACE FUNCTION pis_risk_decided(p_id uuid, p_sca_seconds integer,
@@ -142,8 +142,8 @@ AS $$
 DECLARE
 	p record;
 BEGIN
-	SELECT py.held, py.risk_score, py.risk_level, py.risk_rules,
-	    u.username INTO p
+	SELECT py.held, py.transaction_status, py.risk_score, py.risk_level,
+	    py.risk_rules, u.username INTO p
 	FROM payment py JOIN psu u ON u.id = py.psu_id WHERE py.id = p_id;
 	IF p.held THEN
 		INSERT INTO payment_review (payment_id, sca_seconds, nonce)
@@ -153,7 +153,8 @@ BEGIN
 	VALUES ('system:risk', 'payment.risk', jsonb_build_object(
 	    'payment', p_id, 'psu', p.username, 'score', p.risk_score,
 	    'level', p.risk_level, 'outcome', CASE WHEN p.held THEN 'held'
-		ELSE 'rejected' END,
+		WHEN p.transaction_status = 'RJCT' THEN 'rejected'
+		ELSE 'proceeded' END,
 	    'rules', (SELECT coalesce(jsonb_agg(e->>'rule'), '[]')
 		FROM jsonb_array_elements(p.risk_rules) e)));
 END;
