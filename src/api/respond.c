@@ -241,9 +241,10 @@ respond_server_error(struct http_request *req, const char *where)
 		snprintf(error_id, sizeof(error_id), "%s",
 		    "00000000-0000-4000-8000-000000000000");
 	respond_timestamp(stamp, sizeof(stamp));
-	kore_log(LOG_ERR, "error id=%s errorId=%s path=%s where=%s%s",
+	kore_log(LOG_ERR, "error id=%s errorId=%s path=%s where=%s%s%s",
 	    respond_request_id(req), error_id, req->path, where,
-	    down ? " cause=database-unavailable" : "");
+	    down ? " cause=database-unavailable" : "",
+	    downtime_is_probe(req) ? " source=probe" : "");
 	if (down) {
 		status = 503;
 		message = "The service is temporarily unavailable. Please "
