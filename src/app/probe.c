@@ -18,8 +18,12 @@
  * cache answers instead of the database. Each request carries the
  * instance's secret in DOWNTIME_PROBE_HEADER: respond.c leaves it out of
  * the access log line, the HTTP metrics and the service's detector.
- * Plain http only: the probe talks to a listener on the loopback
- * address (conf/README.md, psd2_probe_url).
+ * The listener is reached at an address of this host (psd2_probe_url:
+ * http or https, no name lookup inside the chroot); over https the
+ * probe sends psd2_probe_host as SNI and Host (a domain without client
+ * certificates, e.g. the PSU pages' host, which serves the same routes)
+ * and does not verify the certificate: it only ever talks to this
+ * host's own loopback address (conf/README.md, psd2_probe_url).
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -36,6 +40,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <openssl/ssl.h>
 
 #include <kore.h>
 #include <tasks.h>
@@ -48,6 +53,7 @@
 
 #define PROBE_TIMEOUT_S		30
 #define PROBE_ANSWER_MAX	65536
+#define PROBE_FIRST_MS		2000
 
 struct probe_target {
 	enum kpi_class	 class;
@@ -79,6 +85,14 @@ static int			probe_busy;
 static struct sockaddr_storage	probe_addr;
 static socklen_t		probe_addrlen;
 static char			probe_hostport[80];
+static char			probe_sni[256];
+static SSL_CTX			*probe_tls;
+
+/* One connection: plain, or TLS when ssl is set. */
+struct probe_conn {
+	int	 fd;
+	SSL	*ssl;
+};
 
 /* psd2_probe_url: http://IP[:port] (an address: no resolver here). */
 static int
@@ -90,13 +104,18 @@ probe_parse_url(const char *url)
 	const char		*p;
 	long			 port;
 
-	if (strncmp(url, "http://", 7) != 0)
+	if (strncmp(url, "http://", 7) == 0) {
+		p = url + 7;
+		port = 80;
+	} else if (strncmp(url, "https://", 8) == 0) {
+		p = url + 8;
+		port = 443;
+	} else {
 		return (-1);
-	p = url + 7;
+	}
 	if (snprintf(probe_hostport, sizeof(probe_hostport), "%s", p) >=
 	    (int)sizeof(probe_hostport))
 		return (-1);
-	port = 80;
 	if (p[0] == '[') {
 		if (sscanf(p, "[%63[^]]]", host) != 1)
 			return (-1);
@@ -112,13 +131,18 @@ probe_parse_url(const char *url)
 	if (port < 1 || port > 65535)
 		return (-1);
 	memset(&probe_addr, 0, sizeof(probe_addr));
+	/* Only this host's own listener: the secret header goes along. */
 	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		if ((ntohl(in4->sin_addr.s_addr) >> 24) != 127)
+			return (-1);
 		in4->sin_family = AF_INET;
 		in4->sin_port = htons((u_int16_t)port);
 		probe_addrlen = sizeof(*in4);
 		return (0);
 	}
 	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		if (!IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+			return (-1);
 		in6->sin6_family = AF_INET6;
 		in6->sin6_port = htons((u_int16_t)port);
 		probe_addrlen = sizeof(*in6);
@@ -174,7 +198,8 @@ probe_request_text(const struct probe_target *t, char *out, size_t len)
 	n = snprintf(out, len, "%s %s HTTP/1.1\r\nHost: %s\r\n"
 	    "%s: %s\r\n%sConnection: close\r\n%s%s%s"
 	    "Content-Length: %zu\r\n\r\n%s", t->method, path,
-	    probe_hostport, DOWNTIME_PROBE_HEADER, downtime_probe_secret(),
+	    probe_sni[0] != '\0' ? probe_sni : probe_hostport,
+	    DOWNTIME_PROBE_HEADER, downtime_probe_secret(),
 	    auth, t->ctype ? "Content-Type: " : "", t->ctype ? t->ctype : "",
 	    t->ctype ? "\r\n" : "", t->body ? strlen(t->body) : 0,
 	    t->body ? t->body : "");
@@ -186,7 +211,7 @@ probe_request_text(const struct probe_target *t, char *out, size_t len)
  * body (or the end of the stream) are in; 0 for no answer.
  */
 static int
-probe_read_answer(int fd)
+probe_read_answer(struct probe_conn *c)
 {
 	static __thread char	buf[PROBE_ANSWER_MAX];
 	size_t			have, need;
@@ -200,8 +225,12 @@ probe_read_answer(int fd)
 	for (;;) {
 		if (have == sizeof(buf) - 1)
 			return (status);
-		n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0);
-		if (n == -1 && errno == EINTR)
+		if (c->ssl != NULL)
+			n = SSL_read(c->ssl, buf + have,
+			    (int)(sizeof(buf) - 1 - have));
+		else
+			n = recv(c->fd, buf + have, sizeof(buf) - 1 - have, 0);
+		if (n == -1 && c->ssl == NULL && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return (need == 0 ? 0 : status);
@@ -223,35 +252,66 @@ probe_read_answer(int fd)
 }
 
 static int
-probe_one(const struct probe_target *t)
+probe_send(struct probe_conn *c, const char *req, size_t len)
 {
-	static __thread char	req[2048];
-	struct timeval		tv = { PROBE_TIMEOUT_S, 0 };
-	size_t			len, off;
-	ssize_t			n;
-	int			fd, status;
+	size_t	off;
+	ssize_t	n;
 
-	if ((len = probe_request_text(t, req, sizeof(req))) == 0)
-		return (0);
-	if ((fd = socket(probe_addr.ss_family, SOCK_STREAM, 0)) == -1)
-		return (0);
-	status = 0;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1 ||
-	    connect(fd, (struct sockaddr *)&probe_addr, probe_addrlen) == -1)
-		goto out;
 	for (off = 0; off < len; off += (size_t)n) {
-		n = send(fd, req + off, len - off, MSG_NOSIGNAL);
-		if (n == -1 && errno == EINTR) {
+		if (c->ssl != NULL)
+			n = SSL_write(c->ssl, req + off, (int)(len - off));
+		else
+			n = send(c->fd, req + off, len - off, MSG_NOSIGNAL);
+		if (n == -1 && c->ssl == NULL && errno == EINTR) {
 			n = 0;
 			continue;
 		}
 		if (n <= 0)
-			goto out;
+			return (-1);
 	}
-	status = probe_read_answer(fd);
+	return (0);
+}
+
+static int
+probe_tls_start(struct probe_conn *c)
+{
+	if (probe_tls == NULL)
+		return (0);
+	if ((c->ssl = SSL_new(probe_tls)) == NULL ||
+	    SSL_set_fd(c->ssl, c->fd) != 1 ||
+	    (probe_sni[0] != '\0' &&
+	    SSL_set_tlsext_host_name(c->ssl, probe_sni) != 1) ||
+	    SSL_connect(c->ssl) != 1)
+		return (-1);
+	return (0);
+}
+
+static int
+probe_one(const struct probe_target *t)
+{
+	static __thread char	req[2048];
+	struct timeval		tv = { PROBE_TIMEOUT_S, 0 };
+	struct probe_conn	c = { -1, NULL };
+	size_t			len;
+	int			status;
+
+	if ((len = probe_request_text(t, req, sizeof(req))) == 0)
+		return (0);
+	if ((c.fd = socket(probe_addr.ss_family, SOCK_STREAM, 0)) == -1)
+		return (0);
+	status = 0;
+	if (setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
+	    setsockopt(c.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1 ||
+	    connect(c.fd, (struct sockaddr *)&probe_addr, probe_addrlen) == -1 ||
+	    probe_tls_start(&c) == -1 || probe_send(&c, req, len) == -1)
+		goto out;
+	status = probe_read_answer(&c);
 out:
-	close(fd);
+	if (c.ssl != NULL) {
+		(void)SSL_shutdown(c.ssl);
+		SSL_free(c.ssl);
+	}
+	close(c.fd);
 	return (status);
 }
 
@@ -301,6 +361,21 @@ probe_tick(void *arg, u_int64_t now)
 	kore_task_run(&probe_task);
 }
 
+/*
+ * Over https the probe talks to this host's own listener (a loopback
+ * address, probe_parse_url): nothing to verify the certificate with
+ * inside the chroot, and nothing gained by it.
+ */
+static int
+probe_tls_init(void)
+{
+	if ((probe_tls = SSL_CTX_new(TLS_client_method())) == NULL)
+		return (-1);
+	SSL_CTX_set_verify(probe_tls, SSL_VERIFY_NONE, NULL);
+	SSL_CTX_set_mode(probe_tls, SSL_MODE_AUTO_RETRY);
+	return (0);
+}
+
 void
 probe_start(void)
 {
@@ -311,9 +386,18 @@ probe_start(void)
 	url = settings_get("probe_url", NULL);
 	if (url == NULL || probe_parse_url(url) == -1) {
 		kore_log(LOG_ERR, "probe: psd2_probe_url must be "
-		    "http://address[:port]; no probe");
+		    "http(s)://127.x.x.x[:port] (this host's own listener); "
+		    "no probe");
 		return;
 	}
+	snprintf(probe_sni, sizeof(probe_sni), "%s",
+	    settings_get("probe_host", ""));
+	if (strncmp(url, "https://", 8) == 0 && probe_tls_init() == -1) {
+		kore_log(LOG_ERR, "probe: TLS set-up failed; no probe");
+		return;
+	}
+	/* A first round soon after start, then every probe_seconds. */
+	kore_timer_add(probe_tick, PROBE_FIRST_MS, NULL, KORE_TIMER_ONESHOT);
 	kore_timer_add(probe_tick, (u_int64_t)app_cfg.probe_seconds * 1000,
 	    NULL, 0);
 }

@@ -91,10 +91,12 @@ static const struct setting_rule	rules[] = {
 	{ "pis_redirect_seconds", SET_INT, 3, 3600, NULL },
 	{ "device_metrics_file", SET_PATH, 0, 0, NULL },
 	/* Downtime (EBA GL 2.2): the probe's base URL (the public
-	 * listener as this instance reaches it), seconds between its
-	 * rounds (0: no probe), and the instance's name in kpi_incident. */
+	 * listener on a loopback address), seconds between its rounds (0:
+	 * no probe), the host name it sends over https (SNI and Host), and
+	 * the instance's name in kpi_incident. */
 	{ "probe_url", SET_URL, 0, 0, NULL },
 	{ "probe_seconds", SET_INT, 0, 3600, NULL },
+	{ "probe_host", SET_TEXT, 0, 0, NULL },
 	{ "instance", SET_TEXT, 0, 0, NULL },
 };
 
