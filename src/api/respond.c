@@ -72,7 +72,7 @@ respond_log(struct http_request *req, int status)
 	u_int64_t	ms;
 
 	ms = req->total + (kore_time_ms() - req->start);
-	downtime_request(req, status, ms);
+	downtime_request(req, status);
 	if (downtime_is_probe(req))
 		return;
 	kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d ms=%llu",
@@ -331,7 +331,7 @@ respond_kore_error(struct connection *c, int status, struct kore_buf *body,
 		last = req;
 	req = (last != NULL && last->status == 0) ? last : NULL;
 	if (req != NULL && req->path != NULL) {
-		downtime_request(req, status, 0);
+		downtime_request(req, status);
 		kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d "
 		    "ms=0", respond_request_id(req),
 		    http_method_text(req->method), req->path, status);

@@ -7,6 +7,9 @@
 #include <sys/types.h>
 #include <sys/mman.h>
 
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -99,12 +102,29 @@ downtime_probe_secret(void)
 	return (downtime_secret);
 }
 
+/* The probe connects to a loopback address of its own host. */
+static int
+downtime_from_loopback(struct http_request *req)
+{
+	struct connection	*c = req->owner;
+
+	if (c == NULL)
+		return (0);
+	if (c->family == AF_INET)
+		return ((ntohl(c->addr.ipv4.sin_addr.s_addr) >> 24) == 127);
+	if (c->family == AF_INET6)
+		return (IN6_IS_ADDR_LOOPBACK(&c->addr.ipv6.sin6_addr));
+	return (0);
+}
+
+/* A request from elsewhere is never the probe: no header look-up. */
 int
 downtime_is_probe(struct http_request *req)
 {
 	const char	*v;
 
-	if (!http_request_header(req, DOWNTIME_PROBE_HEADER, &v))
+	if (!downtime_from_loopback(req) ||
+	    !http_request_header(req, DOWNTIME_PROBE_HEADER, &v))
 		return (0);
 	if (strlen(v) != sizeof(downtime_secret) - 1)
 		return (0);
@@ -261,19 +281,25 @@ downtime_feed(enum kpi_class class, enum downtime_source source, int status,
 		    answered_ms);
 }
 
+/*
+ * From the time Kore read the request (Kore patch 0032), not the
+ * handler's own time: a wait for the database counts.
+ */
 void
-downtime_request(struct http_request *req, int status, uint64_t ms)
+downtime_request(struct http_request *req, int status)
 {
 	struct downtime_state	*st;
 	enum kpi_class		 class;
-	int64_t			 now;
+	int64_t			 now, took;
 
 	if (downtime == NULL ||
 	    (class = kpi_class_of(req->path)) == KPI_NONE)
 		return;
+	took = req->received != 0 ?
+	    (int64_t)(kore_time_ms() - req->received) : 0;
 	st = &downtime->state[class][DOWNTIME_SERVICE];
 	/* The usual case: answered, nothing pending. */
-	if (downtime_answered(status, (int64_t)ms) &&
+	if (downtime_answered(status, took) &&
 	    __atomic_load_n(&st->run, __ATOMIC_RELAXED) == 0 &&
 	    __atomic_load_n(&st->down, __ATOMIC_RELAXED) == 0)
 		return;
@@ -281,5 +307,5 @@ downtime_request(struct http_request *req, int status, uint64_t ms)
 	if (downtime_is_probe(req))
 		return;
 	now = downtime_now_ms();
-	downtime_feed(class, DOWNTIME_SERVICE, status, now - (int64_t)ms, now);
+	downtime_feed(class, DOWNTIME_SERVICE, status, now - took, now);
 }

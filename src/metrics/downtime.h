@@ -56,8 +56,8 @@ void	downtime_init(void);
  */
 void	downtime_feed(enum kpi_class, enum downtime_source, int, int64_t,
 	    int64_t);
-/* An answer of a request, from its path, status and duration. */
-void	downtime_request(struct http_request *, int, uint64_t);
+/* The answer of a request, from its path, status and arrival time. */
+void	downtime_request(struct http_request *, int);
 
 /* The request is the instance's own probe (a secret header). */
 int	downtime_is_probe(struct http_request *);

@@ -352,3 +352,59 @@ def test_four_failures_then_an_answer_start_nothing(service_setup,
         assert "downtime:" not in inst.log_text()
     finally:
         psd2_fixtures._stop(inst)
+
+
+def test_answers_after_30s_count_as_not_answered(service_setup):
+    """The other half of GL 2.2: answered, but not within 30 s. The
+    database stalls (a lock on the clients' table, held 31 s) under five
+    token requests: they are answered (401) after 30 s, which starts a
+    downtime at the first one's send time; the next answer in time ends
+    it."""
+    name = unique_name("dt-slow")
+    inst = start_instance("downtime-slow", "psd2_instance %s\n" % name, 3)
+    c = db()
+    try:
+        assert unknown_client_token(inst.url).status_code == 401
+        cur = c.cursor()
+        cur.execute("BEGIN")
+        cur.execute("LOCK TABLE oauth_client IN ACCESS EXCLUSIVE MODE")
+        out = []
+
+        def slow():
+            t0 = time.time()
+            r = requests.post(inst.url + "/auth/oauth/token",
+                              data={"grant_type": "refresh_token",
+                                    "refresh_token": "x"},
+                              auth=("nobody-" + os.urandom(4).hex(), "x"),
+                              timeout=(5, 90))
+            out.append((t0, time.time(), r.status_code))
+
+        threads = [threading.Thread(target=slow) for _ in range(5)]
+        for t in threads:
+            t.start()
+            time.sleep(0.1)
+        time.sleep(31)
+        cur.execute("COMMIT")
+        for t in threads:
+            t.join(60)
+        assert len(out) == 5 and all(s == 401 and t1 - t0 >= 30
+                                     for t0, t1, s in out), out
+        g0 = time.time()
+        assert unknown_client_token(inst.url).status_code == 401
+        g1 = time.time()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            rows = incidents(name)
+            if rows and rows[0][4] is not None:
+                break
+            time.sleep(0.3)
+        assert len(rows) == 1, rows
+        _, cls, source, started, ended, _, detail = rows[0]
+        assert (cls, source) == ("oauth", "service")
+        first = min(t0 for t0, _, _ in out)
+        assert first - TOL <= started <= first + TOL, (started, out)
+        assert g0 - TOL <= ended <= g1 + TOL, (ended, g0, g1)
+        assert detail.startswith("status 401 after "), detail
+    finally:
+        c.close()
+        psd2_fixtures._stop(inst)
