@@ -64,8 +64,8 @@ incidents_done(struct kore_pgsql *pg, void *arg)
 		if (incidents_permanent)
 			kore_log(LOG_ERR, "downtime: event %s %s at %s "
 			    "dropped", kpi_class_name(incidents_ev.class),
-			    incidents_ev.kind == DOWNTIME_START ? "start" :
-			    "end", incidents_at);
+			    downtime_kind_name(incidents_ev.kind),
+			    incidents_at);
 		downtime_event_done();
 		incidents_next();
 		break;
@@ -85,13 +85,18 @@ incidents_done(struct kore_pgsql *pg, void *arg)
 static void
 incidents_next(void)
 {
-	const char	*kind;
+	const char	*kind, *class, *source;
+	int		 restart;
 
 	if (incidents_busy || !downtime_event_peek(&incidents_ev))
 		return;
 	snprintf(incidents_at, sizeof(incidents_at), "%lld",
 	    (long long)incidents_ev.at_ms);
-	kind = incidents_ev.kind == DOWNTIME_START ? "start" : "end";
+	kind = downtime_kind_name(incidents_ev.kind);
+	restart = incidents_ev.kind == DOWNTIME_RESTART;
+	/* A restart concerns the instance: no class, no source (NULL). */
+	class = restart ? NULL : kpi_class_name(incidents_ev.class);
+	source = restart ? NULL : downtime_source_name(incidents_ev.source);
 	kore_pgsql_init(&incidents_pg);
 	kore_pgsql_bind_callback(&incidents_pg, incidents_done, NULL);
 	if (!kore_pgsql_setup(&incidents_pg, APP_DB, KORE_PGSQL_ASYNC)) {
@@ -107,10 +112,8 @@ incidents_next(void)
 	    "SELECT kpi_incident_event($1, $2, $3, $4, "
 	    "'epoch'::timestamptz + $5::bigint * interval '1 millisecond', $6)",
 	    0, 6,
-	    kpi_class_name(incidents_ev.class),
-	    strlen(kpi_class_name(incidents_ev.class)), 0,
-	    downtime_source_name(incidents_ev.source),
-	    strlen(downtime_source_name(incidents_ev.source)), 0,
+	    class, class ? strlen(class) : 0, 0,
+	    source, source ? strlen(source) : 0, 0,
 	    app_cfg.instance, strlen(app_cfg.instance), 0,
 	    kind, strlen(kind), 0,
 	    incidents_at, strlen(incidents_at), 0,

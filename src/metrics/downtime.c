@@ -25,9 +25,17 @@
 
 #define DOWNTIME_EVENTS		256
 
+/*
+ * A class's state moves UP -> STARTING -> DOWN -> ENDING -> UP; the
+ * event of each change is queued before the next change may begin, so
+ * that worker 1 writes a start before its end and an end before the
+ * next start.
+ */
+enum { DT_UP, DT_STARTING, DT_DOWN, DT_ENDING };
+
 struct downtime_state {
 	uint32_t	run;		/* requests not answered in a row */
-	uint32_t	down;
+	uint32_t	down;		/* DT_* */
 	int64_t		first_ms;	/* the earliest of the run */
 };
 
@@ -44,11 +52,22 @@ struct downtime_shared {
 };
 
 static struct downtime_shared	*downtime;
+
+static void	downtime_event_push(enum kpi_class, enum downtime_source,
+		    enum downtime_kind, int64_t, const char *);
 static char			 downtime_secret[33];
 
 static const char	*downtime_sources[DOWNTIME_SOURCES] = {
 	"service", "probe"
 };
+
+const char *
+downtime_kind_name(enum downtime_kind kind)
+{
+	if (kind == DOWNTIME_START)
+		return ("start");
+	return (kind == DOWNTIME_END ? "end" : "restart");
+}
 
 const char *
 downtime_source_name(enum downtime_source source)
@@ -83,6 +102,9 @@ downtime_init(void)
 	for (i = 0; i < sizeof(raw); i++)
 		snprintf(downtime_secret + 2 * i, 3, "%02x", raw[i]);
 	OPENSSL_cleanse(raw, sizeof(raw));
+	/* Whatever this instance left open before it started has ended. */
+	downtime_event_push(KPI_NONE, DOWNTIME_SERVICE, DOWNTIME_RESTART,
+	    downtime_now_ms(), "");
 	/* Every class and source at 0: an alert needs the series. */
 	for (c = 0; c < KPI_CLASSES; c++) {
 		for (s = 0; s < DOWNTIME_SOURCES; s++) {
@@ -146,7 +168,7 @@ downtime_event_push(enum kpi_class class, enum downtime_source source,
 		    DOWNTIME_EVENTS) {
 			kore_log(LOG_ERR, "downtime: event queue full, %s %s "
 			    "not recorded", kpi_class_name(class),
-			    kind == DOWNTIME_START ? "start" : "end");
+			    downtime_kind_name(kind));
 			return;
 		}
 	} while (!__atomic_compare_exchange_n(&downtime->head, &idx, idx + 1,
@@ -218,8 +240,8 @@ downtime_bad(struct downtime_state *st, enum kpi_class class,
 	}
 	if (n < DOWNTIME_RUN)
 		return;
-	expect = 0;
-	if (!__atomic_compare_exchange_n(&st->down, &expect, 1, 0,
+	expect = DT_UP;
+	if (!__atomic_compare_exchange_n(&st->down, &expect, DT_STARTING, 0,
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	first = __atomic_load_n(&st->first_ms, __ATOMIC_ACQUIRE);
@@ -227,16 +249,18 @@ downtime_bad(struct downtime_state *st, enum kpi_class class,
 		first = started_ms;
 	downtime_status_text(detail, sizeof(detail), status,
 	    answered_ms - started_ms);
-	kore_log(LOG_ERR, "downtime: %s (%s) down since %lld: %s",
-	    kpi_class_name(class), downtime_sources[source], (long long)first,
-	    detail);
+	downtime_event_push(class, source, DOWNTIME_START, first, detail);
 	metrics_gauge_set(METRICS_INTERFACE_DOWN, "class",
 	    kpi_class_name(class), "source", downtime_sources[source], 1);
 	metrics_count(METRICS_INCIDENTS, "class", kpi_class_name(class),
 	    "source", downtime_sources[source]);
-	downtime_event_push(class, source, DOWNTIME_START, first, detail);
+	__atomic_store_n(&st->down, DT_DOWN, __ATOMIC_RELEASE);
+	kore_log(LOG_ERR, "downtime: %s (%s) down since %lld: %s",
+	    kpi_class_name(class), downtime_sources[source], (long long)first,
+	    detail);
 }
 
+/* A good answer while STARTING ends nothing: the next one will. */
 static void
 downtime_good(struct downtime_state *st, enum kpi_class class,
     enum downtime_source source, int status, int64_t answered_ms)
@@ -245,17 +269,18 @@ downtime_good(struct downtime_state *st, enum kpi_class class,
 	uint32_t	expect;
 
 	__atomic_store_n(&st->run, 0, __ATOMIC_RELEASE);
-	expect = 1;
-	if (!__atomic_compare_exchange_n(&st->down, &expect, 0, 0,
+	expect = DT_DOWN;
+	if (!__atomic_compare_exchange_n(&st->down, &expect, DT_ENDING, 0,
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	snprintf(detail, sizeof(detail), "answered: status %d", status);
+	downtime_event_push(class, source, DOWNTIME_END, answered_ms, detail);
+	metrics_gauge_set(METRICS_INTERFACE_DOWN, "class",
+	    kpi_class_name(class), "source", downtime_sources[source], 0);
+	__atomic_store_n(&st->down, DT_UP, __ATOMIC_RELEASE);
 	kore_log(LOG_NOTICE, "downtime: %s (%s) answered again at %lld",
 	    kpi_class_name(class), downtime_sources[source],
 	    (long long)answered_ms);
-	metrics_gauge_set(METRICS_INTERFACE_DOWN, "class",
-	    kpi_class_name(class), "source", downtime_sources[source], 0);
-	downtime_event_push(class, source, DOWNTIME_END, answered_ms, detail);
 }
 
 static int
@@ -301,7 +326,7 @@ downtime_request(struct http_request *req, int status)
 	/* The usual case: answered, nothing pending. */
 	if (downtime_answered(status, took) &&
 	    __atomic_load_n(&st->run, __ATOMIC_RELAXED) == 0 &&
-	    __atomic_load_n(&st->down, __ATOMIC_RELAXED) == 0)
+	    __atomic_load_n(&st->down, __ATOMIC_RELAXED) == DT_UP)
 		return;
 	/* The probe's answers count as the probe's (src/app/probe.c). */
 	if (downtime_is_probe(req))

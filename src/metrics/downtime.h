@@ -31,7 +31,8 @@ enum downtime_source {
 
 enum downtime_kind {
 	DOWNTIME_START,
-	DOWNTIME_END
+	DOWNTIME_END,
+	DOWNTIME_RESTART	/* the instance started: no class, no source */
 };
 
 struct downtime_event {
@@ -70,6 +71,7 @@ int	downtime_event_peek(struct downtime_event *);
 void	downtime_event_done(void);
 
 const char	*downtime_source_name(enum downtime_source);
+const char	*downtime_kind_name(enum downtime_kind);
 int64_t		 downtime_now_ms(void);
 
 #endif

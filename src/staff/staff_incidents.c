@@ -2,7 +2,7 @@
  * GET /staff/incidents: the downtime incidents (EBA GL 2.2, written by
  * the service: src/app/incidents.c), open ones and past ones, newest
  * first, 50 a page, filtered by KPI class, source (the service's own
- * requests or its probe) and state. Every staff member may read it;
+ * requests or its probe), state and part of the instance's name. Every staff member may read it;
  * incidents start and end by themselves, staff change nothing here.
  */
 #include <sys/types.h>
@@ -24,7 +24,7 @@
 int	staff_incidents(struct http_request *);
 
 static const char *const incidents_keep[] = { "class", "source", "state",
-	NULL };
+	"instance", NULL };
 static const char *const incidents_sources[] = { "service", "probe", NULL };
 static const char *const incidents_states[] = { "open", "ended", NULL };
 
@@ -75,10 +75,11 @@ incidents_query(struct http_request *req, struct staff_page *p)
 		return (-1);
 	}
 	db_query_begin(&p->q, req, "SELECT staff_incidents_json($1, $2, $3, "
-	    "$4, $5)");
+	    "$4, $5, $6)");
 	db_param(&p->q, staff_page_arg(req, "class"));
 	db_param(&p->q, staff_page_arg(req, "source"));
 	db_param(&p->q, staff_page_arg(req, "state"));
+	db_param(&p->q, staff_page_arg(req, "instance"));
 	db_param_int(&p->q, page);
 	db_param_int(&p->q, STAFF_LIST_PAGE);
 	return (0);
@@ -120,6 +121,9 @@ incidents_render(struct http_request *req, struct staff_page *p)
 	incidents_options(req, data, "class", "classes", classes);
 	incidents_options(req, data, "source", "sources", incidents_sources);
 	incidents_options(req, data, "state", "states", incidents_states);
+	if (staff_page_arg(req, "instance") != NULL)
+		json_object_set_new(data, "instance",
+		    json_string(staff_page_arg(req, "instance")));
 	staff_pager(req, data, "/staff/incidents", incidents_keep);
 	staff_render(req, 200, "staff_incidents", data, &p->who);
 }

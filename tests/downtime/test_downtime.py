@@ -408,3 +408,47 @@ def test_answers_after_30s_count_as_not_answered(service_setup):
     finally:
         c.close()
         psd2_fixtures._stop(inst)
+
+
+def test_a_restarted_instance_ends_what_it_left_open(service_setup):
+    """An instance stopped during a downtime never sees its end: when it
+    starts again (the same psd2_instance) the open incidents end at its
+    start, noted as such, with their audit rows; other instances' are
+    left alone."""
+    name = unique_name("dt-restart")
+    other = unique_name("dt-other")
+    c = db()
+    try:
+        cur = c.cursor()
+        for inst, cls in ((name, "ais"), (name, "pis"), (other, "ais")):
+            cur.execute("SELECT kpi_incident_event(%s, 'service', %s, "
+                        "'start', now() - interval '5 minutes', "
+                        "'status 503')", (cls, inst))
+    finally:
+        c.close()
+    t0 = time.time()
+    inst = start_instance("downtime-restart", "psd2_instance %s\n" % name,
+                          4)
+    try:
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            rows = incidents(name)
+            if all(r[4] is not None for r in rows):
+                break
+            time.sleep(0.3)
+        assert len(rows) == 2, rows
+        for _, cls, _, started, ended, _, detail in rows:
+            assert t0 - 5 <= ended <= time.time(), (cls, ended, t0)
+            assert detail.endswith("end unknown (instance restarted)"), \
+                detail
+        assert [r[4] for r in incidents(other)] == [None]
+        ends = [d for a, d in audit_rows(name) if a == "incident.end"]
+        assert sorted(d["class"] for d in ends) == ["ais", "pis"]
+    finally:
+        psd2_fixtures._stop(inst)
+        c = db()
+        try:
+            c.cursor().execute("SELECT kpi_incident_event(NULL, NULL, %s, "
+                               "'restart', now(), NULL)", (other,))
+        finally:
+            c.close()

@@ -11,6 +11,37 @@
 -- the same class, source and instance is still open (the instance was
 -- restarted before it saw an answer) ends that one at p_at. Returns
 -- the incident's id, NULL for an end without an open incident.
+-- p_kind 'restart' (p_class and p_source NULL): the instance started
+-- at p_at, so the downtimes it left open end then (their real end is
+-- unknown); returns how many.
+-- The instance p_instance started at p_at: every incident it left open
+-- ends then, noted as such, with its audit row. Returns how many.
+CREATE OR REPLACE FUNCTION kpi_incident_restart(p_instance text,
+    p_at timestamptz)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+	n bigint := 0;
+BEGIN
+	FOR r IN UPDATE kpi_incident
+	    SET ended_at = greatest(p_at, started_at),
+		detail = left(coalesce(detail || '; ', '') ||
+		    'end unknown (instance restarted)', 200)
+	    WHERE instance = p_instance AND ended_at IS NULL
+	    RETURNING id, class, source, started_at, ended_at
+	LOOP
+		INSERT INTO audit_log (actor, action, detail)
+		VALUES ('service:' || left(p_instance, 64), 'incident.end',
+		    jsonb_build_object('id', r.id, 'class', r.class,
+		    'source', r.source, 'instance', p_instance,
+		    'started_at', r.started_at, 'ended_at', r.ended_at,
+		    'detail', 'end unknown (instance restarted)'));
+		n := n + 1;
+	END LOOP;
+	RETURN n;
+END;
+$$;
+
 CREATE OR REPLACE FUNCTION kpi_incident_event(p_class text, p_source text,
     p_instance text, p_kind text, p_at timestamptz, p_detail text)
 RETURNS bigint LANGUAGE plpgsql AS $$
@@ -19,9 +50,12 @@ DECLARE
 	v_started timestamptz;
 	v_actor text := 'service:' || left(p_instance, 64);
 BEGIN
-	IF p_kind NOT IN ('start', 'end') THEN
+	IF p_kind NOT IN ('start', 'end', 'restart') THEN
 		RAISE EXCEPTION 'kpi_incident_event: unknown kind %', p_kind
 		    USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF p_kind = 'restart' THEN
+		RETURN kpi_incident_restart(p_instance, p_at);
 	END IF;
 	SELECT id, started_at INTO v_id, v_started FROM kpi_incident
 	WHERE class = p_class AND source = p_source AND instance = p_instance
@@ -73,10 +107,12 @@ END;
 $$;
 
 -- The staff page's list (/staff/incidents): newest first, p_limit a
--- page (p_page from 0), filtered by class, source and state ('open',
--- 'ended' or NULL for both); with the number open now.
+-- page (p_page from 0), filtered by class, source, state ('open',
+-- 'ended' or NULL for both) and part of the instance's name; with the
+-- number open now.
 CREATE OR REPLACE FUNCTION staff_incidents_json(p_class text,
-    p_source text, p_state text, p_page integer, p_limit integer)
+    p_source text, p_state text, p_instance text, p_page integer,
+    p_limit integer)
 RETURNS jsonb LANGUAGE sql STABLE AS $$
 	SELECT staff_list_page('incidents', coalesce(jsonb_agg(
 	    jsonb_build_object('id', i.id, 'class', i.class,
@@ -97,6 +133,8 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 		AND (coalesce(p_source, '') = '' OR source = p_source)
 		AND (coalesce(p_state, '') = '' OR
 		    (p_state = 'open') = (ended_at IS NULL))
+		AND (coalesce(p_instance, '') = '' OR
+		    strpos(lower(instance), lower(p_instance)) > 0)
 	    ORDER BY started_at DESC, id DESC
 	    LIMIT p_limit + 1 OFFSET p_page::bigint * p_limit) i;
 $$;
