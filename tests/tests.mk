@@ -28,7 +28,7 @@ T_SUITES	:= test-build test-layout test-unit test-kore test-device \
 		   test-fuzz \
 		   sanitize-test
 T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-bg test-pis \
-		   test-tpp-unit test-staff
+		   test-tpp-unit test-staff test-downtime
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
 test-api: all
