@@ -142,6 +142,7 @@ include tests/ais/ais.mk
 include tests/bg/bg.mk
 include tests/pis/pis.mk
 include tests/tpp/tpp.mk
+include tests/downtime/downtime.mk
 
 clean:
 	rm -rf build build-asan

@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
+#include "metrics/downtime.h"
 #include "metrics/metrics.h"
 
 static void
@@ -60,13 +61,20 @@ respond_metrics(struct http_request *req, int status, u_int64_t ms)
 	    http_method_text(req->method), status, ms * 1000);
 }
 
-/* Kore restarts req->start on every run of a handler; total sums them. */
+/*
+ * Kore restarts req->start on every run of a handler; total sums them.
+ * The instance's own probe (src/app/probe.c) feeds the downtime
+ * detector itself and stays out of the log and the HTTP metrics.
+ */
 static void
 respond_log(struct http_request *req, int status)
 {
 	u_int64_t	ms;
 
 	ms = req->total + (kore_time_ms() - req->start);
+	downtime_request(req, status);
+	if (downtime_is_probe(req))
+		return;
 	kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d ms=%llu",
 	    respond_request_id(req), http_method_text(req->method),
 	    req->path, status, (unsigned long long)ms);
@@ -233,9 +241,10 @@ respond_server_error(struct http_request *req, const char *where)
 		snprintf(error_id, sizeof(error_id), "%s",
 		    "00000000-0000-4000-8000-000000000000");
 	respond_timestamp(stamp, sizeof(stamp));
-	kore_log(LOG_ERR, "error id=%s errorId=%s path=%s where=%s%s",
+	kore_log(LOG_ERR, "error id=%s errorId=%s path=%s where=%s%s%s",
 	    respond_request_id(req), error_id, req->path, where,
-	    down ? " cause=database-unavailable" : "");
+	    down ? " cause=database-unavailable" : "",
+	    downtime_is_probe(req) ? " source=probe" : "");
 	if (down) {
 		status = 503;
 		message = "The service is temporarily unavailable. Please "
@@ -322,11 +331,12 @@ respond_kore_error(struct connection *c, int status, struct kore_buf *body,
 		last = req;
 	req = (last != NULL && last->status == 0) ? last : NULL;
 	if (req != NULL && req->path != NULL) {
+		downtime_request(req, status);
 		kore_log(LOG_INFO, "request id=%s method=%s path=%s status=%d "
 		    "ms=0", respond_request_id(req),
 		    http_method_text(req->method), req->path, status);
 		respond_metrics(req, status, 0);
-		} else {
+	} else {
 		kore_log(LOG_INFO, "request id=- method=- path=- status=%d "
 		    "ms=0", status);
 		metrics_http("unrouted", "-", status, 0);

@@ -5,5 +5,8 @@
 void	housekeeping_start(void);
 /* The audit chain sealer timer (audit_sealer.c). */
 void	audit_sealer_start(void);
+/* Downtime events to kpi_incident (incidents.c), the probe (probe.c). */
+void	incidents_start(void);
+void	probe_start(void);
 
 #endif

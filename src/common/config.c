@@ -3,6 +3,7 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "common/config.h"
 #include "common/settings.h"
@@ -11,6 +12,22 @@ struct app_config	app_cfg;
 struct keyring		app_form_keys;
 struct keyring		app_client_keys;
 struct keyring		app_totp_keys;
+
+/* psd2_instance, else the host name: one name per instance. */
+static void
+config_instance(void)
+{
+	const char	*v;
+
+	if ((v = settings_get("instance", NULL)) != NULL) {
+		snprintf(app_cfg.instance, sizeof(app_cfg.instance), "%s", v);
+		return;
+	}
+	if (gethostname(app_cfg.instance, sizeof(app_cfg.instance)) == -1 ||
+	    app_cfg.instance[0] == '\0')
+		snprintf(app_cfg.instance, sizeof(app_cfg.instance), "psd2gate");
+	app_cfg.instance[sizeof(app_cfg.instance) - 1] = '\0';
+}
 
 void
 config_load(void)
@@ -30,6 +47,9 @@ config_load(void)
 	app_cfg.purge_interval = settings_int("purge_interval", 60);
 	app_cfg.staff_session_idle = settings_int("staff_session_idle", 900);
 	app_cfg.audit_seal_interval = settings_int("audit_seal_interval", 5);
+	app_cfg.probe_seconds = settings_get("probe_url", NULL) != NULL ?
+	    settings_int("probe_seconds", 30) : 0;
+	config_instance();
 }
 
 static int

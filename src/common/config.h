@@ -23,6 +23,8 @@ struct app_config {
 	int64_t		purge_interval;
 	int64_t		staff_session_idle;
 	int64_t		audit_seal_interval;
+	int64_t		probe_seconds;
+	char		instance[65];
 };
 
 extern struct app_config	app_cfg;

@@ -94,6 +94,14 @@ static const struct setting_rule	rules[] = {
 	 * the time zone of the fraud statistics' half-years. */
 	{ "bank_country", SET_WORD, 0, 0, "AT BE BG CY CZ DE DK EE ES FI "
 	    "FR GR HR HU IE IS IT LI LT LU LV MT NL NO PL PT RO SE SI SK" },
+	/* Downtime (EBA GL 2.2): the probe's base URL (the public
+	 * listener on a loopback address), seconds between its rounds (0:
+	 * no probe), the host name it sends over https (SNI and Host), and
+	 * the instance's name in kpi_incident. */
+	{ "probe_url", SET_URL, 0, 0, NULL },
+	{ "probe_seconds", SET_INT, 0, 3600, NULL },
+	{ "probe_host", SET_TEXT, 0, 0, NULL },
+	{ "instance", SET_TEXT, 0, 0, NULL },
 };
 
 static const char *const	role_names[] = {

@@ -59,6 +59,14 @@ static const struct {
 	{ "psd2_tpp_revocation_failures_total", "counter",
 	    "TPP certificate revocation checks that lacked trusted data, and "
 	    "CRL reloads that failed, by reason." },
+	{ "psd2_interface_down", "gauge",
+	    "1 while a KPI class is down by EBA GL 2.2 (five consecutive "
+	    "requests not answered within 30 s), by class and source." },
+	{ "psd2_incidents_total", "counter",
+	    "Downtimes started, by KPI class and source." },
+	{ "psd2_probe_requests_total", "counter",
+	    "The instance's probe requests to itself, by KPI class and "
+	    "outcome (answered, failed)." },
 };
 
 static struct metrics_slot	*metrics_table;
@@ -264,6 +272,16 @@ metrics_count_n(enum metrics_family family, const char *n1, const char *v1,
 }
 
 void
+metrics_gauge_set(enum metrics_family family, const char *n1,
+    const char *v1, const char *n2, const char *v2, uint64_t value)
+{
+	struct metrics_slot	*s;
+
+	if ((s = metrics_counter(family, n1, v1, n2, v2)) != NULL)
+		__atomic_store_n(&s->count, value, __ATOMIC_RELAXED);
+}
+
+void
 metrics_sca(const char *kind, const char *outcome)
 {
 	metrics_count(METRICS_SCA, "kind", kind, "outcome", outcome);
@@ -286,7 +304,7 @@ metrics_render_slot(struct kore_buf *b, const char *name, const char *type,
 
 	sep = s->labels[0] ? "," : "";
 	count = __atomic_load_n(&s->count, __ATOMIC_RELAXED);
-	if (strcmp(type, "counter") == 0) {
+	if (strcmp(type, "counter") == 0 || strcmp(type, "gauge") == 0) {
 		kore_buf_appendf(b, "%s%s%s%s %llu\n", name,
 		    s->labels[0] ? "{" : "", s->labels,
 		    s->labels[0] ? "}" : "", (unsigned long long)count);

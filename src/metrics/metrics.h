@@ -20,6 +20,9 @@ enum metrics_family {
 	METRICS_TOKEN_GRANTS,	/* counter: grant_type, outcome */
 	METRICS_SCA,		/* counter: kind, outcome */
 	METRICS_TPP_REVOCATION,	/* counter: reason (src/tpp/trust.h) */
+	METRICS_INTERFACE_DOWN,	/* gauge: class, source (downtime.h) */
+	METRICS_INCIDENTS,	/* counter: class, source */
+	METRICS_PROBE,		/* counter: class, outcome (src/app/probe.c) */
 	METRICS_FAMILIES
 };
 
@@ -32,6 +35,9 @@ void	metrics_observe_us(enum metrics_family, uint64_t);
 void	metrics_count(enum metrics_family, const char *, const char *,
 	    const char *, const char *);
 void	metrics_count_n(enum metrics_family, const char *, const char *,
+	    const char *, const char *, uint64_t);
+/* A gauge's value (stored in its slot's count). */
+void	metrics_gauge_set(enum metrics_family, const char *, const char *,
 	    const char *, const char *, uint64_t);
 void	metrics_sca(const char *, const char *);
 void	metrics_token_grant(const char *, const char *);

@@ -8,7 +8,7 @@ with only its addresses and host paths replaced, for a test machine.
 listener 127.0.0.1:PORT, the staff listener (internal address)
 127.0.0.1:STAFF_PORT, the metrics listener 127.0.0.1:METRICS_PORT, the
 database address 127.0.0.1:PGPORT (database
-DBNAME), the issuer and mTLS base URLs gain :PORT. Everything else (TLS,
+DBNAME), the issuer, mTLS base and probe URLs gain :PORT. Everything else (TLS,
 client certificates, seccomp, root and runas, signing, the psd2_ values)
 is production.conf's own; a line the generator expects and does not find
 is an error, so production.conf cannot drift away from what is tested.
@@ -46,6 +46,8 @@ def generate(out_path, folder, port, pgport, dbname, staff_port,
         (r"(?m)^(psd2_issuer\s+https://psd2\.bank\.example)$",
          r"\g<1>:%d" % port),
         (r"(?m)^(psd2_mtls_base\s+https://api\.psd2\.bank\.example)$",
+         r"\g<1>:%d" % port),
+        (r"(?m)^(psd2_probe_url\s+https://127\.0\.0\.1):443$",
          r"\g<1>:%d" % port),
         (r"/etc/psd2gate(?=/)", etc),
         (r"/var/lib/psd2gate(?=[/\s])", root),

@@ -642,6 +642,33 @@ def test_production_does_not_start_without_revocation_data(prod):
     assert not psd2lib.port_open(ports[0])
 
 
+def test_probe_answered_over_tls_in_every_class(prod):
+    """The downtime probe as production.conf runs it: worker 1's task
+    thread, inside the chroot and the seccomp filter, over TLS to the
+    PSU pages' host name on this listener; every class answered (each
+    request needs the database), none in the request log."""
+    deadline = time.time() + 20
+    classes = ("oauth", "ais", "pis", "funds", "psu_pages")
+    while True:
+        text = requests.get(METRICS_URL + "/metrics", timeout=10).text
+        got = {c: re.search(r'(?m)^psd2_probe_requests_total\{class="%s",'
+                            r'outcome="answered"\} (\d+)$' % c, text)
+               for c in classes}
+        if all(got.values()) or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    assert all(got.values()), text
+    assert not re.search(r'psd2_probe_requests_total\{[^}]*'
+                         r'outcome="failed"', text), text
+    assert re.search(r'(?m)^psd2_interface_down\{class="ais",'
+                     r'source="probe"\} 0$', text), text
+    with open(prod.log_path, errors="replace") as f:
+        log = f.read()
+    assert "probe:" not in log, log[-2000:]
+    assert not re.search(r"request id=\S+ method=\S+ path=/auth/payments ",
+                         log), log[-2000:]
+
+
 def test_shutdown_is_clean(prod):
     """Last: SIGTERM stops every process of the instance cleanly. Inside
     the chroot glibc could not load libgcc_s to end the task threads and

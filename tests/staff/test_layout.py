@@ -84,7 +84,18 @@ def wide_data(admin_module, db_module):
             secrets.token_hex(8)))
         assert cur.fetchone()[0] == "ok"
     psu.fraud_payment = pid
-    return psu, client
+    # Incidents with the longest instance name and detail there are.
+    inst = ("gateway-" + secrets.token_hex(28))[:64]
+    for cls in ("psu_pages", "funds"):
+        cur.execute("SELECT kpi_incident_event(%s, 'probe', %s, 'start', "
+                    "now() - interval '90 seconds', %s)",
+                    (cls, inst, "status 503 after 30000 ms; " * 3))
+    cur.execute("SELECT kpi_incident_event('funds', 'probe', %s, 'end', "
+                "now(), 'answered: status 401')", (inst,))
+    yield psu, client
+    # Not left open: other suites count open downtime.
+    cur.execute("SELECT kpi_incident_event('psu_pages', 'probe', %s, "
+                "'end', now(), 'answered: status 200')", (inst,))
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +165,9 @@ def pages(psu, client, admin, review):
         ("devices", "/staff/devices"),
         ("consents", "/staff/consents"),
         ("audit", "/staff/audit"),
+        ("incidents", "/staff/incidents"),
+        # wide_data's open one, whatever other suites left newer
+        ("incidents-long", "/staff/incidents?class=psu_pages&state=open"),
         ("tpps", "/staff/tpps"),
         ("members", "/staff/members"),
         ("psu", "/staff/psu?username=" + psu.username),
@@ -274,7 +288,8 @@ def test_every_list_is_filtered_and_paged(admin_module, db_module):
               (e.get("id") or "").startswith("member-" + tag)]
     assert len(second) == 1
     for path in ("/staff/members", "/staff/tpps", "/staff/devices",
-                 "/staff/consents", "/staff/reviews"):
+                 "/staff/consents", "/staff/reviews",
+                 "/staff/incidents"):
         assert sess.get(STAFF_URL + path, params={"page": "-1"}
                         ).status_code == 400, path
         assert sess.get(STAFF_URL + path, params={"page": "0"}
