@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "common/crypto.h"
 #include "db/db.h"
+#include "metrics/kpi.h"
 #include "metrics/metrics.h"
 
 static void
@@ -71,6 +72,7 @@ respond_log(struct http_request *req, int status)
 	    respond_request_id(req), http_method_text(req->method),
 	    req->path, status, (unsigned long long)ms);
 	respond_metrics(req, status, ms);
+	kpi_record(req->path, status, ms);
 }
 
 /*

@@ -19,6 +19,7 @@
 #include "app/housekeeping.h"
 #include "common/config.h"
 #include "common/settings.h"
+#include "metrics/kpi.h"
 #include "metrics/metrics.h"
 #include "tpp/tpp.h"
 #include "web/pages.h"
@@ -106,6 +107,7 @@ kore_parent_configure(int argc, char **argv)
 	ais_settings_load();
 	pis_settings_load();
 	metrics_init();
+	kpi_init(settings_bool("kpi_recording", 1));
 	if (config_load_keys(err, sizeof(err)) == -1)
 		fatal("%s", err);
 	if (pages_init() == -1)
@@ -128,6 +130,7 @@ kore_worker_configure(void)
 	respond_install_hooks();
 	housekeeping_start();
 	audit_sealer_start();
+	kpi_flush_start();
 	pis_decider_start();
 }
 

@@ -90,6 +90,12 @@ static const struct setting_rule	rules[] = {
 	 * page (or chosen the authenticator); then it ends RJCT timed out. */
 	{ "pis_redirect_seconds", SET_INT, 3, 3600, NULL },
 	{ "device_metrics_file", SET_PATH, 0, 0, NULL },
+	/* The instance's name in the KPI rows (default: the host name);
+	 * several instances on one host need one each. */
+	{ "instance", SET_TEXT, 0, 0, NULL },
+	/* RTS Art. 32 KPIs (src/metrics/kpi.h): off records nothing. */
+	{ "kpi_recording", SET_BOOL, 0, 0, NULL },
+	{ "kpi_flush_seconds", SET_INT, 1, 300, NULL },
 };
 
 static const char *const	role_names[] = {
@@ -276,6 +282,11 @@ settings_relations(char *err, size_t errlen)
 	if (strcmp(settings_get("environment", ""), "production") == 0 &&
 	    settings_get("issuer", NULL) == NULL) {
 		snprintf(err, errlen, "psd2_issuer is required in production");
+		return (-1);
+	}
+	/* The instance column of kpi_minute and kpi_incident. */
+	if (strlen(settings_get("instance", "")) > 64) {
+		snprintf(err, errlen, "psd2_instance: more than 64 characters");
 		return (-1);
 	}
 	return (0);

@@ -17,6 +17,8 @@ int		 ctl_account(PGconn *, int, char **);
 int		 ctl_sandbox_seed(PGconn *);
 int		 ctl_audit(PGconn *, int, char **);
 int		 ctl_purge(PGconn *);
+/* report kpi ... (ctl_report.c: one row a report) */
+int		 ctl_report(PGconn *, int, char **);
 
 /* Creates a TPP client: secret NULL generates one (printed once). */
 int		 ctl_client_add(PGconn *, const char *, const char *,

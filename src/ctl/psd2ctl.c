@@ -44,7 +44,9 @@ usage(void)
 	    "  audit seal | audit verify [--checkpoint FILE]\n"
 	    "  audit checkpoint FILE     seal, then write the signed head\n"
 	    "  audit list [--actor A] [--action X] [--limit N]\n"
-	    "  purge                     delete expired codes, tokens, ...\n");
+	    "  purge                     delete expired codes, tokens, ...\n"
+	    "  report kpi [--quarter YYYYQn] [--csv]\n"
+	    "                            the published KPI statistics\n");
 	exit(2);
 }
 
@@ -132,6 +134,8 @@ main(int argc, char **argv)
 		rc = ctl_audit(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "purge") == 0)
 		rc = ctl_purge(db);
+	else if (strcmp(argv[0], "report") == 0)
+		rc = ctl_report(db, argc - 1, argv + 1);
 	else
 		usage();
 	PQfinish(db);

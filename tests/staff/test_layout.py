@@ -88,6 +88,7 @@ def pages(psu, client, admin):
         ("devices", "/staff/devices"),
         ("consents", "/staff/consents"),
         ("audit", "/staff/audit"),
+        ("kpi", "/staff/kpi"),
         ("tpps", "/staff/tpps"),
         ("members", "/staff/members"),
         ("psu", "/staff/psu?username=" + psu.username),
