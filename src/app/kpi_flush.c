@@ -176,7 +176,6 @@ kpi_flush_start(void)
 {
 	int64_t	secs;
 
-	(void)kpi_instance_name();
 	if (worker == NULL || worker->id != 1 || !kpi_enabled())
 		return;
 	secs = settings_int("kpi_flush_seconds", 10);

@@ -108,6 +108,9 @@ kore_parent_configure(int argc, char **argv)
 	pis_settings_load();
 	metrics_init();
 	kpi_init(settings_bool("kpi_recording", 1));
+	/* The host name, if it is the default, before the workers' seccomp
+	 * filter (uname is not among its system calls). */
+	(void)kpi_instance_name();
 	if (config_load_keys(err, sizeof(err)) == -1)
 		fatal("%s", err);
 	if (pages_init() == -1)
