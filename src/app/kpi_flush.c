@@ -6,6 +6,7 @@
  * finished ones until the database has taken them. While the database
  * does not answer the minutes stay in memory, a day of them at most
  * (KPI_RING); they are written, oldest first, when it answers again.
+ * Each round also sums the days past into kpi_day (kpi_rollup).
  */
 #include <sys/types.h>
 
@@ -146,7 +147,7 @@ kpi_flush_run(void *arg, u_int64_t msec)
 	kpi_busy = 1;
 	kpi_failed = 0;
 	if (!kore_pgsql_query_params(&kpi_pg,
-	    "SELECT kpi_minute_record($1, $2::jsonb)", 0, 2,
+	    "SELECT kpi_minute_record($1, $2::jsonb), kpi_rollup()", 0, 2,
 	    kpi_instance, (int)strlen(kpi_instance), 0, text, (int)strlen(text),
 	    0)) {
 		kore_pgsql_logerror(&kpi_pg);

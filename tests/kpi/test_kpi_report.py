@@ -9,6 +9,7 @@ import html
 import os
 import random
 import re
+import secrets
 import subprocess
 
 import pytest
@@ -90,6 +91,18 @@ def history(service_setup, dbinfo):
             started_at, ended_at, detail) VALUES (%s, %s, %s, %s, %s,
             'generated history')""", (cls, source, rng.choice(instances),
                                       started, ended))
+    # The days summed into kpi_day, as worker 1 does after each write:
+    # the report then reads them from kpi_day, not from their minutes.
+    while True:
+        cur.execute("SELECT kpi_rollup()")
+        if cur.fetchone()[0] == 0:
+            break
+    cur.execute("SELECT count(*) FROM kpi_day_stale WHERE day BETWEEN %s "
+                "AND %s", (FIRST, LAST))
+    assert cur.fetchone()[0] == 0
+    cur.execute("SELECT count(DISTINCT day) FROM kpi_day WHERE day BETWEEN "
+                "%s AND %s", (FIRST, LAST))
+    assert cur.fetchone()[0] == 90
     minutes, raw_incidents, now = kpi_lib.raw_rows(cur, FIRST, LAST)
     db.close()
     rows = kpi_lib.report(minutes, raw_incidents, FIRST, LAST, now)
@@ -200,6 +213,38 @@ def test_bad_quarter_refused(server):
     p = psd2lib.psd2ctl("report", "kpi", "--quarter", "2025Q5",
                         check=False)
     assert p.returncode == 1 and "YYYYQn" in p.stderr
+
+
+def test_minute_written_after_the_rollup(history, dbinfo):
+    """A minute of a day already summed (an instance back after a long
+    outage): the day is read from its minutes again until summed anew,
+    and the report stays the raw rows' (runs last: it adds a minute)."""
+    db = psd2lib.db_connect(dbinfo)
+    try:
+        cur = db.cursor()
+        day = datetime.date(2025, 2, 15)
+        cur.execute("""INSERT INTO kpi_minute (instance, minute, class,
+            requests, err_bank, err_tpp, err_psu, slow, failed, latency)
+            VALUES (%s, %s, 'pis', 1000, 7, 3, 0, 1, 8, %s)""",
+                    ("late-" + secrets.token_hex(4), at(2025, 2, 15, 12, 30),
+                     [0] * 20 + [999] + [0] * 33 + [1]))
+        cur.execute("SELECT count(*) FROM kpi_day_stale WHERE day = %s",
+                    (day,))
+        assert cur.fetchone()[0] == 1
+        for rolled in (False, True):
+            minutes, incidents, now = kpi_lib.raw_rows(cur, FIRST, LAST)
+            want = kpi_lib.csv_text(QUARTER, kpi_lib.report(
+                minutes, incidents, FIRST, LAST, now))
+            cur.execute("SELECT kpi_report_csv(%s)", (QUARTER,))
+            assert cur.fetchone()[0] == want, rolled
+            assert int(re.search(r"%s,dedicated,pis,(\d+)," % day,
+                                 want).group(1)) >= 1000
+            cur.execute("SELECT kpi_rollup()")
+        cur.execute("SELECT count(*) FROM kpi_day_stale WHERE day = %s",
+                    (day,))
+        assert cur.fetchone()[0] == 0
+    finally:
+        db.close()
 
 
 def test_current_quarter_by_default(server):
