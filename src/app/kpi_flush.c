@@ -80,14 +80,15 @@ kpi_row(int64_t minute, enum kpi_class class, const struct kpi_counts *c)
 	for (i = 0; i < KPI_BUCKETS; i++)
 		json_array_append_new(lat, json_integer((json_int_t)
 		    c->latency[i]));
-	return (json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+	return (json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:o}",
 	    "minute", (json_int_t)minute * 60, "class", kpi_class_name(class),
 	    "requests", (json_int_t)c->requests,
 	    "bank", (json_int_t)c->cause[KPI_CAUSE_BANK],
 	    "tpp", (json_int_t)c->cause[KPI_CAUSE_TPP],
 	    "psu", (json_int_t)c->cause[KPI_CAUSE_PSU],
 	    "slow", (json_int_t)c->slow, "failed", (json_int_t)c->failed,
-	    "latency", lat));
+	    "sum_ms", (json_int_t)c->sum_ms, "latency", lat));
 }
 
 /* The minutes to send as one JSON array, NULL when there is nothing. */

@@ -35,20 +35,20 @@ ctl_report_kpi_text(PGresult *res)
 {
 	int	i;
 
-	printf("%-10s %-9s %-9s %9s %8s %10s %8s %7s %7s %7s %7s %7s %5s\n",
-	    "date", "interface", "service", "requests", "uptime%",
-	    "downtime_s", "avail%", "median", "p95", "bank%", "tpp%", "psu%",
-	    "slow");
+	printf("%-10s %-9s %-9s %9s %8s %10s %8s %7s %7s %7s %7s %7s %7s "
+	    "%5s\n", "date", "interface", "service", "requests", "uptime%",
+	    "downtime_s", "avail%", "mean", "median", "p95", "bank%", "tpp%",
+	    "psu%", "slow");
 	for (i = 0; i < PQntuples(res); i++) {
 		printf("%-10s %-9s %-9s %9s %8s %10s %8s %7s %7s %7s %7s %7s "
-		    "%5s\n", PQgetisnull(res, i, 0) ? "quarter" :
+		    "%7s %5s\n", PQgetisnull(res, i, 0) ? "quarter" :
 		    PQgetvalue(res, i, 0), ctl_cell(res, i, 1),
 		    ctl_cell(res, i, 2), ctl_cell(res, i, 3),
 		    ctl_cell(res, i, 4), ctl_cell(res, i, 5),
 		    ctl_cell(res, i, 6), ctl_cell(res, i, 7),
 		    ctl_cell(res, i, 8), ctl_cell(res, i, 9),
 		    ctl_cell(res, i, 10), ctl_cell(res, i, 11),
-		    ctl_cell(res, i, 12));
+		    ctl_cell(res, i, 12), ctl_cell(res, i, 13));
 	}
 }
 
@@ -79,13 +79,14 @@ ctl_report_kpi(PGconn *db, int argc, char **argv)
 	res = ctl_exec(db, "SELECT q.q, d.first_day, d.last_day FROM "
 	    "coalesce($1, kpi_current_quarter()) AS q(q), "
 	    "kpi_quarter_days(q.q) AS d", 1, params);
-	printf("KPIs of %s, %s to %s (UTC); median and p95 in ms\n",
+	printf("KPIs of %s, %s to %s (UTC); mean, median and p95 in ms\n",
 	    PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1),
 	    PQgetvalue(res, 0, 2));
 	PQclear(res);
 	res = ctl_exec(db, "SELECT k.day, k.interface, k.class, k.requests, "
-	    "k.uptime_pct, k.downtime_s, k.availability_pct, k.median_ms, "
-	    "k.p95_ms, k.err_bank_pct, k.err_tpp_pct, k.err_psu_pct, k.slow "
+	    "k.uptime_pct, k.downtime_s, k.availability_pct, k.mean_ms, "
+	    "k.median_ms, k.p95_ms, k.err_bank_pct, k.err_tpp_pct, "
+	    "k.err_psu_pct, k.slow "
 	    "FROM coalesce($1, kpi_current_quarter()) AS q(q), "
 	    "kpi_quarter_days(q.q) AS d, "
 	    "kpi_report(d.first_day, d.last_day) AS k", 1, params);

@@ -139,6 +139,7 @@ kpi_record(const char *path, int status, uint64_t ms)
 		__atomic_add_fetch(&c->slow, 1, __ATOMIC_RELAXED);
 	if (ms > KPI_SLOW_MS || cause == KPI_CAUSE_BANK)
 		__atomic_add_fetch(&c->failed, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->sum_ms, ms, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&c->latency[kpi_bucket(ms)], 1, __ATOMIC_RELAXED);
 }
 
@@ -153,6 +154,7 @@ kpi_copy(struct kpi_counts *dst, const struct kpi_counts *src)
 		    __ATOMIC_RELAXED);
 	dst->slow = __atomic_load_n(&src->slow, __ATOMIC_RELAXED);
 	dst->failed = __atomic_load_n(&src->failed, __ATOMIC_RELAXED);
+	dst->sum_ms = __atomic_load_n(&src->sum_ms, __ATOMIC_RELAXED);
 	for (i = 0; i < KPI_BUCKETS; i++)
 		dst->latency[i] = __atomic_load_n(&src->latency[i],
 		    __ATOMIC_RELAXED);

@@ -30,6 +30,7 @@ struct kpi_counts {
 	uint64_t	cause[KPI_CAUSES];	/* [KPI_CAUSE_NONE] unused */
 	uint64_t	slow;			/* later than KPI_SLOW_MS */
 	uint64_t	failed;			/* 5xx or later than 30 s */
+	uint64_t	sum_ms;			/* for the mean (GL 2.3) */
 	uint64_t	latency[KPI_BUCKETS];
 };
 

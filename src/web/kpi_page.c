@@ -60,12 +60,6 @@ kpi_page_data(struct http_request *req, const char *text)
 	    i++)
 		json_array_append_new(classes, json_pack("{s:s}", "name",
 		    pages_text(req, kpi_class_keys[i])));
-	json_object_set_new(data, "dedicated", json_array());
-	for (i = 0; i < 4; i++)
-		json_array_append(json_object_get(data, "dedicated"),
-		    json_array_get(classes, i));
-	json_object_set_new(data, "customer", json_pack("[O]",
-	    json_array_get(classes, 4)));
 	json_object_set_new(data, "classes", classes);
 	return (data);
 }
@@ -145,20 +139,24 @@ kpi_begin(struct http_request *req, const char *sql, int html)
 int
 kpi_statistics(struct http_request *req)
 {
+	struct kpi_ctx	*ctx;
+
 	if (!http_state_exists(req) && kpi_begin(req, "SELECT "
 	    "kpi_report_json(coalesce($1, kpi_current_quarter()))", 1) == -1)
 		return (KORE_RESULT_OK);
-	return (db_drive(req, &((struct kpi_ctx *)http_state_get(req))->q,
-	    kpi_html_answer, http_state_get(req), "statistics"));
+	ctx = http_state_get(req);
+	return (db_drive(req, &ctx->q, kpi_html_answer, ctx, "statistics"));
 }
 
 int
 kpi_statistics_csv(struct http_request *req)
 {
+	struct kpi_ctx	*ctx;
+
 	if (!http_state_exists(req) && kpi_begin(req, "SELECT "
 	    "kpi_report_csv(q), q FROM coalesce($1, kpi_current_quarter()) "
 	    "AS q", 0) == -1)
 		return (KORE_RESULT_OK);
-	return (db_drive(req, &((struct kpi_ctx *)http_state_get(req))->q,
-	    kpi_csv_answer, http_state_get(req), "statistics"));
+	ctx = http_state_get(req);
+	return (db_drive(req, &ctx->q, kpi_csv_answer, ctx, "statistics"));
 }

@@ -13,7 +13,7 @@ struct http_request;
 
 /* A quarter's name as the report takes it (YYYYQn, 1900 to 2999). */
 int	kpi_quarter_valid(const char *);
-/* The report's JSON (kpi_report_json) with the table's headings added. */
+/* The report's JSON (kpi_report_json) with the classes' headings added. */
 json_t	*kpi_page_data(struct http_request *, const char *);
 
 #endif

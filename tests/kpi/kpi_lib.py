@@ -13,7 +13,7 @@ import psd2lib
 CLASSES = ["ais", "pis", "funds", "oauth", "psu_pages"]
 UTC = datetime.timezone.utc
 CSV_HEADER = ("quarter,date,interface,service,requests,uptime_pct,"
-              "downtime_s,availability_pct,median_ms,p95_ms,"
+              "downtime_s,availability_pct,mean_ms,median_ms,p95_ms,"
               "error_rate_bank_pct,error_rate_tpp_pct,error_rate_psu_pct,"
               "slow_answers")
 
@@ -77,7 +77,7 @@ def downtime(incidents, cls, t0, t1, now):
 def report(minutes, incidents, first, last, now):
     """Rows as kpi_report gives them, in its order: dicts with the
     figures as the CSV writes them (None: empty). minutes: (minute,
-    class, requests, bank, tpp, psu, slow, failed, latency list);
+    class, requests, bank, tpp, psu, slow, failed, sum_ms, latency list);
     incidents: (class, started_at, ended_at)."""
     days = []
     d = first
@@ -92,10 +92,10 @@ def report(minutes, incidents, first, last, now):
         if not (first <= day <= last):
             continue
         for key in ((day, m[1]), (None, m[1])):
-            a = agg.setdefault(key, [0, 0, 0, 0, 0, 0, [0] * 55])
-            for i in range(6):
+            a = agg.setdefault(key, [0, 0, 0, 0, 0, 0, 0, [0] * 55])
+            for i in range(7):
                 a[i] += m[2 + i]
-            a[6] = [x + y for x, y in zip(a[6], m[8])]
+            a[7] = [x + y for x, y in zip(a[7], m[9])]
     down = {}
     for day, t0, t1 in days:
         for cls in CLASSES:
@@ -122,8 +122,10 @@ def report(minutes, incidents, first, last, now):
                 if period else None,
                 "downtime": int(ds.quantize(Decimal(1), ROUND_HALF_UP)),
                 "availability": pct(req - a[5], req) if a else None,
-                "median": percentile(a[6], "0.5") if a else None,
-                "p95": percentile(a[6], "0.95") if a else None,
+                "mean": int((Decimal(a[6]) / Decimal(req)).quantize(
+                    Decimal(1), ROUND_HALF_UP)) if a and req else None,
+                "median": percentile(a[7], "0.5") if a else None,
+                "p95": percentile(a[7], "0.95") if a else None,
                 "bank": pct(a[1], req) if a else None,
                 "tpp": pct(a[2], req) if a else None,
                 "psu": pct(a[3], req) if a else None,
@@ -140,7 +142,8 @@ def csv_text(quarter, rows):
         out.append(",".join([
             quarter, str(r["day"]) if r["day"] else "quarter",
             r["interface"], r["class"], str(r["requests"]), s(r["uptime"]),
-            str(r["downtime"]), s(r["availability"]), s(r["median"]),
+            str(r["downtime"]), s(r["availability"]), s(r["mean"]),
+            s(r["median"]),
             s(r["p95"]), s(r["bank"]), s(r["tpp"]), s(r["psu"]),
             str(r["slow"])]))
     return "\r\n".join(out) + "\r\n"
@@ -150,11 +153,11 @@ def raw_rows(cur, first, last):
     """The raw rows of the days first..last (and the incidents touching
     them), read on cur."""
     cur.execute("""SELECT minute, class, requests, err_bank, err_tpp,
-        err_psu, slow, failed, latency FROM kpi_minute
+        err_psu, slow, failed, sum_ms, latency FROM kpi_minute
         WHERE minute >= %s::date::timestamp AT TIME ZONE 'UTC'
           AND minute < (%s::date + 1)::timestamp AT TIME ZONE 'UTC'""",
                 (first, last))
-    minutes = [tuple(r[:8]) + (list(r[8]),) for r in cur.fetchall()]
+    minutes = [tuple(r[:9]) + (list(r[9]),) for r in cur.fetchall()]
     cur.execute("SELECT class, started_at, ended_at FROM kpi_incident")
     incidents = cur.fetchall()
     cur.execute("SELECT now()")

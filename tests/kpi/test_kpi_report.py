@@ -62,10 +62,11 @@ def history(service_setup, dbinfo):
                     psu = caller if cls == "psu_pages" else 0
                     cur.execute("""INSERT INTO kpi_minute (instance, minute,
                         class, requests, err_bank, err_tpp, err_psu, slow,
-                        failed, latency) VALUES (%s, %s, %s, %s, %s, %s,
-                        %s, %s, %s, %s) ON CONFLICT DO NOTHING""",
+                        failed, sum_ms, latency) VALUES (%s, %s, %s, %s, %s,
+                        %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING""",
                                 (inst, minute, cls, n, bank, tpp, psu, slow,
-                                 bank + slow, latency(rng, n, slow)))
+                                 bank + slow, rng.randrange(n, 40 * n),
+                                 latency(rng, n, slow)))
         d += datetime.timedelta(days=1)
     incidents = [
         # across the quarter's start and across midnight
@@ -165,8 +166,8 @@ def test_public_page_shows_the_same_figures(history, server):
         i = kpi_lib.CLASSES.index(row["class"])
         assert uptime[day][i] == "%s %%||%s s|" % (
             fmt(row["uptime"]), row["downtime"]), (day, row)
-        assert times[day][i] == "%s / %s" % (fmt(row["median"]),
-                                             fmt(row["p95"])), (day, row)
+        assert times[day][i] == "%s||%s / %s|" % (
+            fmt(row["mean"]), fmt(row["median"]), fmt(row["p95"])), (day, row)
         caller = row["psu"] if row["class"] == "psu_pages" else row["tpp"]
         assert errors[day][i] == "%s / %s||%s · %s %%|" % (
             fmt(row["bank"]), fmt(caller), row["requests"],
@@ -197,7 +198,8 @@ def test_psd2ctl_table_agrees(history):
         assert words == [
             str(row["day"]) if row["day"] else "quarter", row["interface"],
             row["class"], str(row["requests"]), c(row["uptime"]),
-            str(row["downtime"]), c(row["availability"]), c(row["median"]),
+            str(row["downtime"]), c(row["availability"]), c(row["mean"]),
+            c(row["median"]),
             c(row["p95"]), c(row["bank"]), c(row["tpp"]), c(row["psu"]),
             str(row["slow"])]
 
@@ -224,8 +226,9 @@ def test_minute_written_after_the_rollup(history, dbinfo):
         cur = db.cursor()
         day = datetime.date(2025, 2, 15)
         cur.execute("""INSERT INTO kpi_minute (instance, minute, class,
-            requests, err_bank, err_tpp, err_psu, slow, failed, latency)
-            VALUES (%s, %s, 'pis', 1000, 7, 3, 0, 1, 8, %s)""",
+            requests, err_bank, err_tpp, err_psu, slow, failed, sum_ms,
+            latency) VALUES (%s, %s, 'pis', 1000, 7, 3, 0, 1, 8, 61234,
+            %s)""",
                     ("late-" + secrets.token_hex(4), at(2025, 2, 15, 12, 30),
                      [0] * 20 + [999] + [0] * 33 + [1]))
         cur.execute("SELECT count(*) FROM kpi_day_stale WHERE day = %s",

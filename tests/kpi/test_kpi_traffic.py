@@ -5,6 +5,7 @@ day's KPIs of kpi_report against the same figures recomputed from the raw
 rows."""
 
 import os
+import re
 import subprocess
 import time
 
@@ -45,12 +46,13 @@ def counted(db, instance):
     cur = db.cursor()
     cur.execute("""SELECT class, sum(requests), sum(err_bank),
         sum(err_tpp), sum(err_psu), sum(slow), sum(failed),
-        array_agg(latency) FROM kpi_minute WHERE instance = %s
-        GROUP BY class""", (instance,))
+        array_agg(latency), sum(sum_ms) FROM kpi_minute
+        WHERE instance = %s GROUP BY class""", (instance,))
     out = {}
     for row in cur.fetchall():
         out[row[0]] = dict(zip(FIELDS, [int(x) for x in row[1:7]]))
         out[row[0]]["latency_total"] = sum(sum(h) for h in row[7])
+        out[row[0]]["sum_ms"] = int(row[8])
     return out
 
 
@@ -112,6 +114,17 @@ def test_traffic_counted_to_the_request(kpi_server, signer, token, db):
     assert plain == c.want
     for cls, v in got.items():
         assert v["latency_total"] == v["requests"], (cls, v)
+    # The milliseconds of the counted answers, as the request log has them.
+    counted_paths = {ACCOUNT_LIST, FUNDS, PAYMENT, "/auth/consents",
+                     "/auth/login", "/auth/oauth/authorize",
+                     "/.well-known/oauth-authorization-server"}
+    logged = [(m.group(1), int(m.group(2))) for m in re.finditer(
+        r"method=\S+ path=(\S+) status=\d+ ms=(\d+)",
+        kpi_server.log_text())]
+    assert sum(ms for p, ms in logged if p in counted_paths) == \
+        sum(v["sum_ms"] for v in got.values())
+    assert len([p for p, _ in logged if p in counted_paths]) == \
+        sum(v["requests"] for v in got.values())
 
 
 def test_day_kpis_from_the_raw_rows(kpi_server, db, dbinfo):
@@ -126,7 +139,8 @@ def test_day_kpis_from_the_raw_rows(kpi_server, db, dbinfo):
         today = cur.fetchone()[0]
         minutes, incidents, now = kpi_lib.raw_rows(cur, today, today)
         cur.execute("SELECT day, class, interface, requests, uptime_pct, "
-                    "downtime_s, availability_pct, median_ms, p95_ms, "
+                    "downtime_s, availability_pct, mean_ms, median_ms, "
+                    "p95_ms, "
                     "err_bank_pct, err_tpp_pct, err_psu_pct, slow "
                     "FROM kpi_report(%s, %s)", (today, today))
         got = cur.fetchall()
@@ -135,7 +149,8 @@ def test_day_kpis_from_the_raw_rows(kpi_server, db, dbinfo):
         conn.close()
     want = kpi_lib.report(minutes, incidents, today, today, now)
     keys = ("day", "class", "interface", "requests", "uptime", "downtime",
-            "availability", "median", "p95", "bank", "tpp", "psu", "slow")
+            "availability", "mean", "median", "p95", "bank", "tpp", "psu",
+            "slow")
     assert [dict(zip(keys, g)) for g in got] == want
     # This module's traffic is in them.
     mine = counted(db, kpi_server.instance)

@@ -18,20 +18,21 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- The minutes of one instance (a JSON array of {minute: epoch seconds,
--- class, requests, bank, tpp, psu, slow, failed, latency: [55 counts]}),
+-- class, requests, bank, tpp, psu, slow, failed, sum_ms, latency: [55
+-- counts]}),
 -- each replacing the row of the same instance, minute and class. Returns
 -- the rows written.
 CREATE OR REPLACE FUNCTION kpi_minute_record(p_instance text, p_rows jsonb)
 RETURNS integer LANGUAGE sql AS $$
 	WITH w AS (
 		INSERT INTO kpi_minute AS k (instance, minute, class, requests,
-		    err_bank, err_tpp, err_psu, slow, failed, latency)
+		    err_bank, err_tpp, err_psu, slow, failed, sum_ms, latency)
 		SELECT p_instance,
 		    date_trunc('minute', to_timestamp((r->>'minute')::bigint)),
 		    r->>'class', (r->>'requests')::bigint,
 		    (r->>'bank')::bigint, (r->>'tpp')::bigint,
 		    (r->>'psu')::bigint, (r->>'slow')::bigint,
-		    (r->>'failed')::bigint,
+		    (r->>'failed')::bigint, (r->>'sum_ms')::bigint,
 		    ARRAY(SELECT (e.x #>> '{}')::bigint
 			FROM jsonb_array_elements(r->'latency')
 			    WITH ORDINALITY AS e(x, i) ORDER BY e.i)
@@ -40,7 +41,8 @@ RETURNS integer LANGUAGE sql AS $$
 		    requests = excluded.requests, err_bank = excluded.err_bank,
 		    err_tpp = excluded.err_tpp, err_psu = excluded.err_psu,
 		    slow = excluded.slow, failed = excluded.failed,
-		    latency = excluded.latency, recorded_at = now()
+		    sum_ms = excluded.sum_ms, latency = excluded.latency,
+		    recorded_at = now()
 		RETURNING 1)
 	SELECT count(*)::integer FROM w;
 $$;
@@ -82,15 +84,16 @@ BEGIN
 		DELETE FROM kpi_day_stale WHERE day = d;
 		DELETE FROM kpi_day WHERE day = d;
 		INSERT INTO kpi_day (day, class, requests, err_bank, err_tpp,
-		    err_psu, slow, failed, latency)
+		    err_psu, slow, failed, sum_ms, latency)
 		SELECT d, s.class, s.requests, s.eb, s.et, s.ep, s.slow,
-		    s.failed, h.latency
+		    s.failed, s.sum_ms, h.latency
 		FROM (SELECT m.class, sum(m.requests)::bigint AS requests,
 			sum(m.err_bank)::bigint AS eb,
 			sum(m.err_tpp)::bigint AS et,
 			sum(m.err_psu)::bigint AS ep,
 			sum(m.slow)::bigint AS slow,
-			sum(m.failed)::bigint AS failed
+			sum(m.failed)::bigint AS failed,
+			sum(m.sum_ms)::bigint AS sum_ms
 		    FROM kpi_minute m
 		    WHERE m.minute >= d::timestamp AT TIME ZONE 'UTC'
 			AND m.minute < (d + 1)::timestamp AT TIME ZONE 'UTC'
@@ -159,13 +162,15 @@ $$;
 -- up to now) and, with day NULL, for the whole period:
 --	uptime_pct	100 minus the downtime's share of the period
 --	availability_pct answers neither 5xx nor later than 30 s, of all
+--	mean_ms		the mean response time (GL 2.3), rounded
 --	median_ms, p95_ms the bound of the latency bucket holding that rank
 --	err_*_pct	error answers of that cause, of all answers
 -- Percentages have three decimals; NULL where there were no requests.
 CREATE OR REPLACE FUNCTION kpi_report(p_first date, p_last date)
 RETURNS TABLE (day date, class text, interface text, requests bigint,
     period_s numeric, downtime_s bigint, uptime_pct numeric,
-    availability_pct numeric, median_ms integer, p95_ms integer,
+    availability_pct numeric, mean_ms bigint, median_ms integer,
+    p95_ms integer,
     err_bank_pct numeric, err_tpp_pct numeric, err_psu_pct numeric,
     slow bigint)
 LANGUAGE sql STABLE AS $$
@@ -193,14 +198,14 @@ LANGUAGE sql STABLE AS $$
 	), mins AS (
 		-- a stale day from its minutes, the others from kpi_day
 		SELECT st.day, m.class, m.requests, m.err_bank, m.err_tpp,
-		    m.err_psu, m.slow, m.failed, m.latency
+		    m.err_psu, m.slow, m.failed, m.sum_ms, m.latency
 		FROM kpi_day_stale st JOIN kpi_minute m
 		    ON m.minute >= st.day::timestamp AT TIME ZONE 'UTC'
 		    AND m.minute < (st.day + 1)::timestamp AT TIME ZONE 'UTC'
 		WHERE st.day BETWEEN p_first AND p_last
 		UNION ALL
 		SELECT k.day, k.class, k.requests, k.err_bank, k.err_tpp,
-		    k.err_psu, k.slow, k.failed, k.latency
+		    k.err_psu, k.slow, k.failed, k.sum_ms, k.latency
 		FROM kpi_day k
 		WHERE k.day BETWEEN p_first AND p_last
 		    AND NOT EXISTS (SELECT 1 FROM kpi_day_stale st
@@ -209,7 +214,7 @@ LANGUAGE sql STABLE AS $$
 		SELECT mins.day, mins.class, sum(mins.requests) AS requests,
 		    sum(mins.err_bank) AS eb, sum(mins.err_tpp) AS et,
 		    sum(mins.err_psu) AS ep, sum(mins.slow) AS slow,
-		    sum(mins.failed) AS failed
+		    sum(mins.failed) AS failed, sum(mins.sum_ms) AS sum_ms
 		FROM mins GROUP BY GROUPING SETS ((mins.day, mins.class),
 		    (mins.class))
 	), hist AS (
@@ -238,6 +243,7 @@ LANGUAGE sql STABLE AS $$
 	    round(x.down_s)::bigint,
 	    round(100 - 100 * x.down_s / nullif(x.period_s, 0), 3),
 	    round(100.0 * (s.requests - s.failed) / nullif(s.requests, 0), 3),
+	    round(s.sum_ms / nullif(s.requests, 0))::bigint,
 	    b.bounds[p.i50], b.bounds[p.i95],
 	    round(100.0 * s.eb / nullif(s.requests, 0), 3),
 	    round(100.0 * s.et / nullif(s.requests, 0), 3),
@@ -259,13 +265,14 @@ $$;
 CREATE OR REPLACE FUNCTION kpi_report_csv(p_quarter text) RETURNS text
 LANGUAGE sql STABLE AS $$
 	SELECT 'quarter,date,interface,service,requests,uptime_pct,'
-	    'downtime_s,availability_pct,median_ms,p95_ms,'
+	    'downtime_s,availability_pct,mean_ms,median_ms,p95_ms,'
 	    'error_rate_bank_pct,error_rate_tpp_pct,error_rate_psu_pct,'
 	    'slow_answers' || E'\r\n' ||
 	    coalesce(string_agg(concat_ws(',', p_quarter,
 		coalesce(r.day::text, 'quarter'), r.interface, r.class,
 		r.requests, coalesce(r.uptime_pct::text, ''), r.downtime_s,
 		coalesce(r.availability_pct::text, ''),
+		coalesce(r.mean_ms::text, ''),
 		coalesce(r.median_ms::text, ''), coalesce(r.p95_ms::text, ''),
 		coalesce(r.err_bank_pct::text, ''),
 		coalesce(r.err_tpp_pct::text, ''),
@@ -293,6 +300,7 @@ LANGUAGE sql STABLE AS $$
 		    'uptime', coalesce(r.uptime_pct::text, '–'),
 		    'downtime', r.downtime_s,
 		    'availability', coalesce(r.availability_pct::text, '–'),
+		    'mean', coalesce(r.mean_ms::text, '–'),
 		    'median', coalesce(r.median_ms::text, '–'),
 		    'p95', coalesce(r.p95_ms::text, '–'),
 		    'bank', coalesce(r.err_bank_pct::text, '–'),
