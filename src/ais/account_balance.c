@@ -28,17 +28,11 @@ static char *
 balance_reference(struct http_request *req, struct xs2a_call *c)
 {
 	json_t		*doc, *ref;
-	json_error_t	 jerr;
-	char		*body, *out;
-	size_t		 len;
+	char		*out;
 
 	out = NULL;
-	body = xs2a_body(req, c, BALANCE_BODY_MAX, &len);
-	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
-	    NULL;
-	if (body != NULL)
-		kore_free(body);
-	if (doc == NULL || !json_is_object(doc)) {
+	doc = xs2a_json_body(req, c, BALANCE_BODY_MAX);
+	if (!json_is_object(doc)) {
 		xs2a_input_error(c, 400, "FORMAT_ERROR", "body",
 		    "The body must be a JSON object {\"referenceId\": "
 		    "\"<resourceId>\"}.");
@@ -51,8 +45,7 @@ balance_reference(struct http_request *req, struct xs2a_call *c)
 	} else {
 		out = kore_strdup(json_string_value(ref));
 	}
-	if (doc != NULL)
-		json_decref(doc);
+	json_decref(doc);
 	return (out);
 }
 

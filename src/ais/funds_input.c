@@ -107,16 +107,9 @@ funds_input_parse(struct http_request *req, struct xs2a_call *c,
     struct funds_input *in)
 {
 	json_t		*doc, *acc, *iban, *ia;
-	json_error_t	 jerr;
-	char		*body;
-	size_t		 len;
 
-	body = xs2a_body(req, c, FUNDS_BODY_MAX, &len);
-	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
-	    NULL;
-	if (body != NULL)
-		kore_free(body);
-	if (doc == NULL || !json_is_object(doc)) {
+	doc = xs2a_json_body(req, c, FUNDS_BODY_MAX);
+	if (!json_is_object(doc)) {
 		xs2a_input_error(c, 400, "FORMAT_ERROR", "body",
 		    "The body must be a JSON object with account and "
 		    "instructedAmount.");
@@ -135,6 +128,5 @@ funds_input_parse(struct http_request *req, struct xs2a_call *c,
 	} else {
 		funds_amount(c, ia, in);
 	}
-	if (doc != NULL)
-		json_decref(doc);
+	json_decref(doc);
 }

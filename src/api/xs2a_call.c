@@ -233,3 +233,18 @@ xs2a_body(struct http_request *req, struct xs2a_call *c, size_t max,
 	}
 	return (request_body(req, max, len));
 }
+
+json_t *
+xs2a_json_body(struct http_request *req, struct xs2a_call *c, size_t max)
+{
+	json_t		*doc;
+	json_error_t	 jerr;
+	char		*body;
+	size_t		 len;
+
+	if ((body = xs2a_body(req, c, max, &len)) == NULL)
+		return (NULL);
+	doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	kore_free(body);
+	return (doc);
+}

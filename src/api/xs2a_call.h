@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "api/request.h"
 #include "db/db.h"
 #include "tpp/tpp.h"
@@ -65,6 +67,14 @@ void	xs2a_call_clear(struct xs2a_call *);
  */
 char	*xs2a_body(struct http_request *, struct xs2a_call *, size_t,
 	    size_t *);
+
+/*
+ * The request body parsed as JSON (duplicate names refused): the
+ * document, or NULL when there is no body, it is over max (the 413 of
+ * xs2a_body recorded) or it is not JSON. The caller checks its type and
+ * json_decref()s it.
+ */
+json_t	*xs2a_json_body(struct http_request *, struct xs2a_call *, size_t);
 
 /* Records an input error (the first one is reported). */
 void	xs2a_input_error(struct xs2a_call *, int, const char *, const char *,

@@ -37,15 +37,10 @@ static void
 auth_body(struct http_request *req, struct bg_call *c)
 {
 	json_t		*doc;
-	json_error_t	 jerr;
-	char		*body;
-	size_t		 len;
 
-	body = xs2a_body(req, &c->x, AUTH_BODY_MAX, &len);
-	if (body == NULL)
+	if (req->http_body_length == 0)
 		return;
-	doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	kore_free(body);
+	doc = xs2a_json_body(req, &c->x, AUTH_BODY_MAX);
 	if (!json_is_object(doc) || json_object_size(doc) != 0)
 		xs2a_input_error(&c->x, 400, "FORMAT_ERROR", "body",
 		    "The body of a start of the authorisation is empty or "

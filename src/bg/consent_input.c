@@ -476,9 +476,6 @@ bg_consent_input(struct http_request *req, struct bg_call *c,
 {
 	const char		*ip;
 	json_t			*doc;
-	json_error_t		 jerr;
-	char			*body;
-	size_t			 len;
 
 	memset(in, 0, sizeof(*in));
 	if (!http_request_header(req, "psu-ip-address", &ip))
@@ -488,11 +485,7 @@ bg_consent_input(struct http_request *req, struct bg_call *c,
 	in->explicit_start = consent_bool_header(req, c,
 	    "tpp-explicit-authorisation-preferred",
 	    "TPP-Explicit-Authorisation-Preferred");
-	body = xs2a_body(req, &c->x, CONSENT_BODY_MAX, &len);
-	doc = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr) :
-	    NULL;
-	if (body != NULL)
-		kore_free(body);
+	doc = xs2a_json_body(req, &c->x, CONSENT_BODY_MAX);
 	if (!json_is_object(doc))
 		xs2a_input_error(&c->x, 400, "FORMAT_ERROR", "body",
 		    "The body must be a JSON object: access, "

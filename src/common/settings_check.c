@@ -96,6 +96,10 @@ static const struct setting_rule	rules[] = {
 	/* RTS Art. 32 KPIs (src/metrics/kpi.h): off records nothing. */
 	{ "kpi_recording", SET_BOOL, 0, 0, NULL },
 	{ "kpi_flush_seconds", SET_INT, 1, 300, NULL },
+	/* The bank's country (EEA): domestic or cross-border payments and
+	 * the time zone of the fraud statistics' half-years. */
+	{ "bank_country", SET_WORD, 0, 0, "AT BE BG CY CZ DE DK EE ES FI "
+	    "FR GR HR HU IE IS IT LI LT LU LV MT NL NO PL PT RO SE SI SK" },
 };
 
 static const char *const	role_names[] = {

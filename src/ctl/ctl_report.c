@@ -1,6 +1,7 @@
 /*
  * psd2ctl report: the reports the bank owes its authority, one command
  * of the group per row of ctl_reports.
+ *	report fraud --half 2026H2 [--csv]	(ctl_report_fraud.c)
  *	report kpi [--quarter 2026Q4] [--csv]
  * The quarter's KPIs (RTS Art. 32, EBA GL/2018/07 GL 2.4) as a table,
  * or as the CSV of the public /psd2/statistics.csv, byte for byte (both
@@ -13,16 +14,33 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_db.h"
 
+/* One of run (psd2ctl's connection) and run_alone (its own). */
 struct ctl_report {
 	const char	*name;
 	int		(*run)(PGconn *, int, char **);
+	int		(*run_alone)(int, char **);
 };
 
 static int	ctl_report_kpi(PGconn *, int, char **);
 
 static const struct ctl_report	ctl_reports[] = {
-	{ "kpi", ctl_report_kpi },
+	{ "fraud", NULL, ctl_report_fraud },
+	{ "kpi", ctl_report_kpi, NULL },
 };
+
+static const struct ctl_report *
+ctl_report_find(int argc, char **argv)
+{
+	size_t	i;
+
+	if (argc < 1)
+		return (NULL);
+	for (i = 0; i < sizeof(ctl_reports) / sizeof(ctl_reports[0]); i++) {
+		if (strcmp(argv[0], ctl_reports[i].name) == 0)
+			return (&ctl_reports[i]);
+	}
+	return (NULL);
+}
 
 static const char *
 ctl_cell(PGresult *res, int row, int col)
@@ -96,15 +114,22 @@ ctl_report_kpi(PGconn *db, int argc, char **argv)
 }
 
 int
+ctl_report_alone(int argc, char **argv, int *rc)
+{
+	const struct ctl_report	*r;
+
+	if ((r = ctl_report_find(argc, argv)) == NULL || r->run_alone == NULL)
+		return (0);
+	*rc = r->run_alone(argc - 1, argv + 1);
+	return (1);
+}
+
+int
 ctl_report(PGconn *db, int argc, char **argv)
 {
-	size_t	i;
+	const struct ctl_report	*r;
 
-	if (argc < 1)
+	if ((r = ctl_report_find(argc, argv)) == NULL || r->run == NULL)
 		return (2);
-	for (i = 0; i < sizeof(ctl_reports) / sizeof(ctl_reports[0]); i++) {
-		if (strcmp(argv[0], ctl_reports[i].name) == 0)
-			return (ctl_reports[i].run(db, argc - 1, argv + 1));
-	}
-	return (2);
+	return (r->run(db, argc - 1, argv + 1));
 }

@@ -44,7 +44,14 @@ usage(void)
 	    "  audit seal | audit verify [--checkpoint FILE]\n"
 	    "  audit checkpoint FILE     seal, then write the signed head\n"
 	    "  audit list [--actor A] [--action X] [--limit N]\n"
+	    "  risk show                 monitoring rules, levels, block list\n"
+	    "  risk set RULE [--enable|--disable] [--score N]\n"
+	    "      [--param NAME=VALUE ...]\n"
+	    "  risk level LEVEL [--min-score N] [--action proceed|hold|reject]\n"
+	    "  risk block IBAN --reason TEXT | risk unblock IBAN\n"
 	    "  purge                     delete expired codes, tokens, ...\n"
+	    "  report fraud --half YYYYH1|YYYYH2 [--csv]\n"
+	    "                            EBA fraud statistics of a half-year\n"
 	    "  report kpi [--quarter YYYYQn] [--csv]\n"
 	    "                            the published KPI statistics\n");
 	exit(2);
@@ -115,6 +122,13 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());
 
+	/* A report that makes its own connection (ctl_report.c). */
+	if (strcmp(argv[0], "report") == 0 &&
+	    ctl_report_alone(argc - 1, argv + 1, &rc)) {
+		if (rc == 2)
+			usage();
+		return (rc);
+	}
 	db = ctl_connect(argv[0]);
 	if (strcmp(argv[0], "migrate") == 0)
 		rc = ctl_migrate(db);
@@ -134,6 +148,8 @@ main(int argc, char **argv)
 		rc = ctl_audit(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "purge") == 0)
 		rc = ctl_purge(db);
+	else if (strcmp(argv[0], "risk") == 0)
+		rc = ctl_risk(db, argc - 1, argv + 1);
 	else if (strcmp(argv[0], "report") == 0)
 		rc = ctl_report(db, argc - 1, argv + 1);
 	else

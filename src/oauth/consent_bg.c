@@ -257,6 +257,15 @@ consent_bg_finish(struct http_request *req, struct db_query *q,
 			    "access_denied", "The PSU denied the request.");
 		else
 			consent_bg_back(req, bg, "nok_uri");
+	} else if (oauth && strcmp(outcome, "failed_accounts") == 0) {
+		/*
+		 * RFC 6749 4.1.2.1: past a valid redirect_uri every failure
+		 * goes back to the client. The PSU saw the foreign account
+		 * marked on the page before deciding.
+		 */
+		oauth_redirect_error(req, fs->request, "access_denied",
+		    "The consent names an account that is not the PSU's or "
+		    "not in the currency named.");
 	} else {
 		consent_bg_page_outcome(req, outcome);
 	}

@@ -233,6 +233,8 @@ confirm_outcome(struct http_request *req, struct confirm_ctx *ctx)
 		pages_message(req, 401, "error_title", "authorise_code_wrong");
 	else if (strcmp(outcome, "device") == 0)
 		pages_message(req, 409, "error_title", "authorise_device");
+	else if (strcmp(outcome, "held") == 0)
+		pages_message(req, 409, "error_title", "authorise_held");
 	else
 		confirm_redirect(req, ctx, 2);
 }
@@ -252,6 +254,8 @@ confirm_device_outcome(struct http_request *req, struct confirm_ctx *ctx)
 		pages_message(req, 409, "error_title", "authorise_no_device");
 	} else if (strcmp(outcome, "changed") == 0) {
 		pages_message(req, 409, "error_title", "authorise_changed");
+	} else if (strcmp(outcome, "held") == 0) {
+		pages_message(req, 409, "error_title", "authorise_held");
 	} else {
 		confirm_redirect(req, ctx, 2);
 	}

@@ -102,7 +102,8 @@ authorise_final(struct http_request *req, json_t *payment, json_t *page)
 	char		 refresh[1024];
 
 	status = json_string_value(json_object_get(payment, "status"));
-	if (status == NULL || strcmp(status, "RCVD") == 0)
+	if (status == NULL || strcmp(status, "RCVD") == 0 ||
+	    strcmp(status, "HELD") == 0)
 		return (0);
 	if (strcmp(status, "ACTC") == 0 || strcmp(status, "ACSC") == 0) {
 		uri = json_string_value(json_object_get(payment, "ok_uri"));

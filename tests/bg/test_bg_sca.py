@@ -496,6 +496,38 @@ def test_oauth_deny(db, tpp, psu):
     assert state_of(db, cid, aid)[1][0] == "failed"
 
 
+def test_oauth_dedicated_not_the_psus_goes_back(db, tpp, psu):
+    """The integrated OAuth approach answers a consent that names someone
+    else's account as every failure past a valid redirect_uri: the error
+    redirect (RFC 6749 4.1.2.1), not a page of the bank."""
+    other = psd2lib.make_psu(n_accounts=1).accounts[0][0]
+    cid, aid = bg_received(tpp, dedicated([psu.accounts[0][0], other], []))
+    sess = oauth_session(tpp, cid)
+    url, state = sess.create_authorization_url(
+        AUTHZ_URL, code_verifier=generate_token(48))
+    b = PsuBrowser()
+    page = login_to_consent(b, url, psu)
+    assert "not one of your accounts" in psd2lib.norm_text(
+        page.by_id["bg-named"].text)
+    r = b.submit_consent("approve")
+    assert r.status_code == 302, r.text[:500]
+    loc = r.headers["Location"]
+    assert loc.startswith(tpp.redirect_uris[2] + "?")
+    q = urllib.parse.parse_qs(urllib.parse.urlsplit(loc).query)
+    assert q["error"] == ["access_denied"] and q["state"] == [state]
+    assert "not the PSU's" in q["error_description"][0]
+    assert "code" not in q
+    assert state_of(db, cid, aid)[0][0] == "rejected"
+    assert state_of(db, cid, aid)[1][0] == "failed"
+    assert covered(db, cid) == {}
+    # The same post again: the same way back, nothing stored twice.
+    r = b.submit_consent("approve")
+    assert r.status_code == 302
+    again = urllib.parse.parse_qs(urllib.parse.urlsplit(
+        r.headers["Location"]).query)
+    assert again["error"] == ["access_denied"]
+
+
 def test_oauth_invalid_scope(db, signer, tpp, psu):
     other = Tpp(signer, ("https://tpp.example/cb",))
     mine, _ = bg_received(tpp, {"allPsd2": "allAccounts"})

@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import pytest
 
-from psd2lib import MAIN_URL, exchange_code, run_code_flow
+from psd2lib import MAIN_URL, db_connect, exchange_code, run_code_flow
 
 
 def sql(db, query, *args):
@@ -131,3 +131,23 @@ def bearer_401(r, description):
 
 def day(d, n):
     return d - datetime.timedelta(days=n)
+
+
+# The running service (psd2_fixtures' server, conf/test.conf) for every
+# test of a suite that imports these fixtures, and the owner's connection.
+
+@pytest.fixture(autouse=True)
+def _running_service(server):
+    return server
+
+
+@pytest.fixture(scope="session")
+def db(dbinfo):
+    c = db_connect(dbinfo)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="session")
+def today(db):
+    return sql(db, "SELECT current_date")[0][0]

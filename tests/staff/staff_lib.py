@@ -1,7 +1,9 @@
 """Helpers of the staff suite: staff members, logins by HTTP and in
 Chromium, audit rows."""
 
+import datetime
 import secrets
+import uuid
 
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -90,3 +92,39 @@ def audit_max_id(db):
     return cur.fetchone()[0]
 
 
+def sql_payment(db, owner, at, amount, creditor="DE89370400440532013000",
+                status="ACSC", sca=True, name="Payee"):
+    """One payment of owner (psu, client: a PSU with an account and a
+    consent) written as the service writes it, in SQL as the tests'
+    owner role: executed (ACSC) at time at when status is ACSC, with a
+    finalised SCA unless sca is False (a row psd2gate never writes: every
+    payment it executes had SCA)."""
+    psu, client = owner
+    pid = str(uuid.uuid4())
+    cur = db.cursor()
+    cur.execute("""
+        INSERT INTO payment (id, product, psu_id, consent_id, client_id,
+            tpp_id, debtor_account_id, debtor_iban, creditor_iban,
+            creditor_name, amount_minor, currency, transaction_status,
+            reject_reason, booking_ref, created_at, status_at)
+        SELECT %(id)s, 'sepa-credit-transfers', u.id, c.id, c.client_id,
+            oc.tpp_id, a.id, a.iban, %(creditor)s, %(name)s, %(amount)s,
+            'EUR', %(status)s,
+            CASE WHEN %(status)s = 'RJCT' THEN 'declined' END,
+            CASE WHEN %(status)s = 'ACSC' THEN 'test-' || %(id)s END,
+            %(created)s, %(at)s
+        FROM psu u JOIN account a ON a.psu_id = u.id
+        JOIN consent c ON c.psu_id = u.id
+        JOIN oauth_client oc ON oc.client_id = c.client_id
+        WHERE u.username = %(psu)s AND oc.client_id = %(client)s
+        ORDER BY c.created_at DESC LIMIT 1""", {
+        "id": pid, "creditor": creditor, "name": name, "amount": amount,
+        "status": status, "created": at - datetime.timedelta(minutes=1),
+        "at": at, "psu": psu.username, "client": client.client_id})
+    assert cur.rowcount == 1
+    if sca:
+        cur.execute("""INSERT INTO payment_authorisation (id, payment_id,
+                       approach, method, sca_status)
+                       VALUES (%s, %s, 'redirect', 'totp', 'finalised')""",
+                    (str(uuid.uuid4()), pid))
+    return pid

@@ -4,6 +4,7 @@ audit details, IBANs) and no element may overflow its container, nor the
 page the window; the navigation stays in view when the page scrolls.
 A screenshot of each page is kept in var/test-logs/screens/."""
 
+import datetime
 import os
 import secrets
 
@@ -11,7 +12,7 @@ import pytest
 
 import psd2lib
 from psd2lib import make_client, make_psu, psd2ctl, run_code_flow
-from staff_lib import STAFF_URL, browser_login, wait_for
+from staff_lib import STAFF_URL, browser_login, sql_payment, wait_for
 
 WIDTH, HEIGHT = 1366, 768
 SCREENS = os.path.join(psd2lib.LOG_DIR, "screens")
@@ -66,7 +67,72 @@ def wide_data(admin_module, db_module):
                               "Zweigniederlassung Deutschland " +
                               secrets.token_hex(4))
     run_code_flow(client, psu, accounts=[a[0] for a in psu.accounts])
+    # A payment marked as fraud, corrected, with long reasons and payee.
+    pid = sql_payment(db_module, (psu, client),
+                      datetime.datetime.now(datetime.timezone.utc),
+                      99999999999, creditor="FR1420041010050500013M02606",
+                      name="Société Générale Immobilière et Financière "
+                           "du Grand Ouest SA")
+    cur = db_module.cursor()
+    for act, ftype in (("mark", "issued_by_fraudster"),
+                       ("correct", "payer_manipulated")):
+        cur.execute("SELECT staff_fraud_act(%s, %s, %s, %s, %s)", (
+            "staff:" + admin_module.username, pid, act, ftype,
+            "The PSU called the hotline and explained at length that a "
+            "caller claiming to be from the bank's security department "
+            "asked for this transfer to a so-called safe account " +
+            secrets.token_hex(8)))
+        assert cur.fetchone()[0] == "ok"
+    psu.fraud_payment = pid
     return psu, client
+
+
+@pytest.fixture(scope="module")
+def held_review(wide_data, db_module):
+    """A payment the transaction monitoring held, with long values and a
+    history of the PSU (rows as pis_initiate writes them): the review
+    queue and its detail page."""
+    import json
+    import uuid
+    psu, _ = wide_data
+    pid = str(uuid.uuid4())
+    rules = [{"rule": r, "score": 40, "value": v, "threshold": t}
+             for r, v, t in (
+                 ("amount_history", "123456789", "1500000"),
+                 ("new_payee", "GB82WEST12345698765432", "365 days"),
+                 ("unusual_ip", "2001:db8:1234:5678:9abc:def0:1234:5678",
+                  "none of 12 in /48"),
+                 ("instant_night", "03:12 Europe/Berlin", "23:00-06:00"))]
+    cur = db_module.cursor()
+    insert = """INSERT INTO payment (id, product, psu_id, consent_id,
+        client_id, tpp_id, debtor_account_id, debtor_iban, creditor_iban,
+        creditor_name, remittance, amount_minor, currency, psu_ip_address,
+        transaction_status, booking_ref, risk_score, risk_level,
+        risk_rules, held, created_at)
+        SELECT %s, 'instant-sepa-credit-transfers', c.psu_id, c.id,
+        c.client_id, oc.tpp_id, a.id, a.iban, %s,
+        'Example Creditor Aktiengesellschaft Zweigniederlassung Nord',
+        'Invoice 2026-000123456789 for services rendered in the quarter',
+        %s, 'EUR', %s::inet, %s, %s, %s, %s, %s::jsonb, %s,
+        now() - make_interval(days => %s)
+        FROM consent c JOIN oauth_client oc ON oc.client_id = c.client_id
+        JOIN psu u ON u.id = c.psu_id JOIN account a ON a.psu_id = u.id
+        WHERE u.username = %s ORDER BY a.id LIMIT 1"""
+    for i in range(12):
+        cur.execute(insert, (str(uuid.uuid4()), "DE89370400440532013000",
+                             1500000 + i, "2001:db8:aaaa:bbbb::%d" % i,
+                             "ACSC", "TEST-%d-%s" % (i, pid), None, None,
+                             None, False, i + 1, psu.username))
+    cur.execute(insert, (pid, "GB82WEST12345698765432", 123456789,
+                         "2001:db8:1234:5678:9abc:def0:1234:5678", "RCVD",
+                         None, 160, "high", json.dumps(rules), True, 0,
+                         psu.username))
+    cur.execute("""INSERT INTO payment_authorisation (id, payment_id,
+        approach, sca_status) VALUES (gen_random_uuid(), %s, 'decoupled',
+        'received')""", (pid,))
+    cur.execute("""INSERT INTO payment_review (payment_id, sca_seconds,
+        nonce) VALUES (%s, 60, decode('00', 'hex'))""", (pid,))
+    return pid
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +148,7 @@ def db_module(dbinfo):
     c.close()
 
 
-def pages(psu, client, admin):
+def pages(psu, client, admin, review):
     return [
         ("home", "/staff/home"),
         ("devices", "/staff/devices"),
@@ -96,6 +162,10 @@ def pages(psu, client, admin):
          % client.org_id),
         ("member-confirm", "/staff/members/confirm?username=%s&op=unlock"
          % admin.username),
+        ("fraud", "/staff/fraud"),
+        ("fraud-payment", "/staff/fraud/payment?id=" + psu.fraud_payment),
+        ("reviews", "/staff/reviews"),
+        ("review", "/staff/reviews/payment?id=" + review),
     ]
 
 
@@ -108,13 +178,13 @@ def wide_driver():
 
 
 def test_every_staff_page_fits_1366x768(wide_driver, admin_module,
-                                        wide_data):
+                                        wide_data, held_review):
     psu, client = wide_data
     d = wide_driver
     browser_login(d, admin_module)
     os.makedirs(SCREENS, exist_ok=True)
     found = {}
-    for label, path in pages(psu, client, admin_module):
+    for label, path in pages(psu, client, admin_module, held_review):
         d.get(STAFF_URL + path)
         wait_for(d, "staff-role")
         inner = d.execute_script("return [window.innerWidth, "
@@ -126,6 +196,25 @@ def test_every_staff_page_fits_1366x768(wide_driver, admin_module,
         if bad:
             found[label] = bad[:10]
     assert not found, found
+
+
+def test_fraud_confirmation_fits_1366x768(wide_driver, admin_module,
+                                          wide_data):
+    """The fraud act's confirmation page, reached only by its form's
+    POST: filled in Chromium with a long reason (nothing is done)."""
+    psu, _ = wide_data
+    d = wide_driver
+    browser_login(d, admin_module)
+    d.get(STAFF_URL + "/staff/fraud/payment?id=" + psu.fraud_payment)
+    wait_for(d, "reason").send_keys(
+        "Wiederholte Rückfrage beim Zahlungsempfänger ergab keinen "
+        "Hinweis auf Betrug " * 4)
+    d.find_element("id", "fraud-act-submit").click()
+    wait_for(d, "confirm-question")
+    d.save_screenshot(os.path.join(SCREENS, "staff-fraud-confirm-%dx%d.png"
+                                   % (WIDTH, HEIGHT)))
+    bad = d.execute_script(OVERFLOWS_JS)
+    assert not bad, bad[:10]
 
 
 def test_navigation_stays_in_view(wide_driver, admin_module, wide_data):
@@ -186,7 +275,7 @@ def test_every_list_is_filtered_and_paged(admin_module, db_module):
               (e.get("id") or "").startswith("member-" + tag)]
     assert len(second) == 1
     for path in ("/staff/members", "/staff/tpps", "/staff/devices",
-                 "/staff/consents"):
+                 "/staff/consents", "/staff/reviews"):
         assert sess.get(STAFF_URL + path, params={"page": "-1"}
                         ).status_code == 400, path
         assert sess.get(STAFF_URL + path, params={"page": "0"}

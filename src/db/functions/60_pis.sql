@@ -150,6 +150,15 @@ $$;
 -- p_redirect_uri among the client's registered URIs, and must be finished
 -- within p_redirect_seconds (psd2_pis_redirect_seconds; pis_sweep ends it
 -- RJCT timed out after that).
+-- Before any of that reaches the PSU, the transaction monitoring
+-- (pis_risk_assess, 63_pis_risk.sql) assesses the payment, and the
+-- assessment is kept on the payment row. An action hold keeps it RCVD
+-- and held for the staff review (no challenge, no deadline: the release
+-- starts SCA, pis_risk_release); reject ends it RJCT suspected fraud at
+-- once. The TPP sees neither the rules nor the reason: the contract's
+-- 201 has only RCVD and scaStatus received or started, so both answer
+-- RCVD, scaStatus received and a general psuMessage; the status of a
+-- held payment stays RCVD, of a rejected one RJCT.
 CREATE OR REPLACE FUNCTION pis_initiate(p_token_hash bytea, p_x5t text,
     p_org_id text, p_request_id uuid, p_psu_ip inet, p_product text,
     p_payment jsonb, p_nonce bytea, p_decoupled boolean,
@@ -161,6 +170,7 @@ DECLARE
 	acc record;
 	cl record;
 	dev record;
+	rk record;
 	v_id uuid := gen_random_uuid();
 	v_auth uuid := gen_random_uuid();
 	v_challenge uuid;
@@ -214,17 +224,31 @@ BEGIN
 	v_deadline := now() + make_interval(secs => CASE
 	    WHEN v_approach = 'redirect' THEN p_redirect_seconds
 	    ELSE p_sca_seconds END);
+	SELECT * INTO rk FROM pis_risk_assess(g.psu_id, p_product,
+	    p_payment->>'creditor', v_amount, p_psu_ip);
+	IF rk.action <> 'proceed' THEN
+		v_sca := CASE rk.action WHEN 'hold' THEN 'received'
+		    ELSE 'failed' END;
+		v_deadline := NULL;
+	END IF;
 
 	INSERT INTO payment (id, product, psu_id, consent_id, client_id, tpp_id,
 	    debtor_account_id, debtor_iban, creditor_iban, creditor_name,
 	    remittance, amount_minor, currency, tpp_redirect_uri,
-	    tpp_nok_redirect_uri, psu_ip_address, request_id)
+	    tpp_nok_redirect_uri, psu_ip_address, request_id,
+	    transaction_status, reject_reason, reject_detail, risk_score,
+	    risk_level, risk_rules, held)
 	VALUES (v_id, p_product, g.psu_id, g.consent_id, cl.client_id,
 	    cl.tpp_id, acc.id, p_payment->>'debtor', p_payment->>'creditor',
 	    p_payment->>'name', p_payment->>'remittance', v_amount,
 	    p_payment->>'currency', p_redirect_uri, p_nok_redirect_uri,
-	    p_psu_ip, p_request_id);
-	IF v_approach = 'decoupled' THEN
+	    p_psu_ip, p_request_id,
+	    CASE rk.action WHEN 'reject' THEN 'RJCT' ELSE 'RCVD' END,
+	    CASE rk.action WHEN 'reject' THEN 'suspected fraud' END,
+	    CASE rk.action WHEN 'reject' THEN 'transaction monitoring: '
+		|| rk.level || ' risk, score ' || rk.score END,
+	    rk.score, rk.level, rk.rules, rk.action = 'hold');
+	IF v_approach = 'decoupled' AND rk.action = 'proceed' THEN
 		-- The daemons' wake-up follows the commit (pis_wake).
 		PERFORM set_config('psd2.defer_notify', 'on', true);
 		v_challenge := pis_challenge_create(dev.serial, v_id, p_nonce,
@@ -233,20 +257,26 @@ BEGIN
 	INSERT INTO payment_authorisation (id, payment_id, approach, method,
 	    sca_status, challenge_id, deadline)
 	VALUES (v_auth, v_id, v_approach, CASE WHEN v_approach = 'decoupled'
-	    THEN 'device' END, v_sca, v_challenge, v_deadline);
+	    AND rk.action = 'proceed' THEN 'device' END, v_sca, v_challenge,
+	    v_deadline);
+	PERFORM pis_risk_decided(v_id, CASE WHEN v_approach = 'redirect'
+	    THEN p_redirect_seconds ELSE p_sca_seconds END, p_nonce);
 
 	body := json_build_object(
 	    'transactionStatus', 'RCVD',
 	    'paymentId', v_id,
 	    'authorisationId', v_auth,
-	    'scaStatus', v_sca,
-	    'psuMessage', pis_psu_message(v_approach, v_sca),
+	    'scaStatus', CASE WHEN rk.action = 'proceed' THEN v_sca
+		ELSE 'received' END,
+	    'psuMessage', CASE rk.action WHEN 'hold' THEN pis_risk_psu_message()
+		ELSE pis_psu_message(v_approach, v_sca) END,
 	    '_links', (SELECT json_object_agg(k, json_build_object('href', h))
 		FROM (VALUES (1, 'self', pis_self(p_product, v_id)),
 		    (2, 'status', pis_self(p_product, v_id) || '/status'),
 		    (3, 'scaStatus', pis_self(p_product, v_id)
 			|| '/authorisations/' || v_auth),
-		    (4, 'scaRedirect', CASE WHEN v_approach = 'redirect' THEN
+		    (4, 'scaRedirect', CASE WHEN v_approach = 'redirect'
+			AND rk.action <> 'reject' THEN
 			pis_sca_redirect(v_id) END)) l(n, k, h)
 		WHERE h IS NOT NULL));
 	RETURN ROW(NULL, pis_self(p_product, v_id), 201, body::text)::pis_result;
@@ -360,6 +390,10 @@ BEGIN
 		-- second (200: nothing was created).
 		body := pis_authorisation_json(p.product, p.id, a.id, a.approach,
 		    a.sca_status);
+		IF p.held THEN
+			body := (body::jsonb || jsonb_build_object('psuMessage',
+			    pis_risk_psu_message()))::json;
+		END IF;
 	ELSIF p_action = 'cancel' THEN
 		IF p.transaction_status <> 'RCVD' THEN
 			RETURN ROW('cancellation_invalid', NULL, NULL,
@@ -379,7 +413,8 @@ BEGIN
 		UPDATE device_challenge SET status = 'cancelled',
 		    lease_owner = NULL, lease_expires = NULL
 		WHERE id = a.challenge_id AND status IN ('pending', 'claimed');
-		UPDATE payment SET transaction_status = 'CANC', status_at = now()
+		UPDATE payment SET transaction_status = 'CANC', held = false,
+		    status_at = now()
 		WHERE id = p.id;
 		UPDATE payment_authorisation SET sca_status = 'failed',
 		    status_at = now()

@@ -25,8 +25,10 @@ BEGIN
 	    'creditor_iban', p.creditor_iban,
 	    'debtor_iban', p.debtor_iban,
 	    'remittance', p.remittance,
-	    'status', p.transaction_status,
-	    'reason', p.reject_reason)
+	    'status', CASE WHEN p.held THEN 'HELD'
+		ELSE p.transaction_status END,
+	    'reason', p.reject_reason,
+	    'risk', pis_risk_psu_rules(p.held, p.reject_reason, p.risk_rules))
 	    ORDER BY p.created_at DESC, p.id), '[]'::json)
 	INTO payments
 	FROM (SELECT * FROM payment
@@ -163,7 +165,7 @@ BEGIN
 	FROM payment p
 	WHERE a.payment_id = p_id AND p.id = a.payment_id
 	    AND a.approach = 'redirect' AND a.sca_status = 'received'
-	    AND p.transaction_status = 'RCVD';
+	    AND p.transaction_status = 'RCVD' AND NOT p.held;
 	IF p_session_hash IS NULL THEN
 		RETURN;
 	END IF;
@@ -186,9 +188,12 @@ BEGIN
 	    'creditor_iban', p.creditor_iban,
 	    'debtor_iban', p.debtor_iban,
 	    'remittance', p.remittance,
-	    'status', p.transaction_status,
+	    'status', CASE WHEN p.held THEN 'HELD'
+		ELSE p.transaction_status END,
 	    'reason', p.reject_reason,
+	    'risk', pis_risk_psu_rules(p.held, p.reject_reason, p.risk_rules),
 	    'sca_status', a.sca_status,
+	    'held', p.held,
 	    'has_device', d.has_device,
 	    'can_device', d.has_device AND o.open AND a.method IS NULL,
 	    'can_totp', NOT d.has_device AND o.open AND a.method IS NULL,
@@ -200,7 +205,8 @@ BEGIN
 	JOIN payment_authorisation a ON a.payment_id = p.id
 	JOIN tpp t ON t.id = p.tpp_id
 	CROSS JOIN LATERAL (SELECT p.transaction_status = 'RCVD'
-	    AND a.sca_status IN ('received', 'started') AS open) o
+	    AND NOT p.held AND a.sca_status IN ('received', 'started')
+	    AS open) o
 	CROSS JOIN LATERAL (SELECT pis_psu_device(p.psu_id) IS NOT NULL
 	    AS has_device) d
 	WHERE p.id = p_id AND p.psu_id = psu_payment_authorise_page.psu_id
@@ -290,6 +296,8 @@ $$;
 --			the code kept; the booking follows (payment_actc)
 --	failed		the code was wrong or reused: nothing else changed
 --	locked		the PSU is locked (right code while locked)
+--	held		held for the bank's review (transaction monitoring):
+--			no SCA until staff release it
 --	rejected	the payment ended before (RJCT, CANC) or ended now
 --			(its redirect deadline passed: RJCT timed out)
 --	device		the PSU has an active authenticator, or a device
@@ -321,6 +329,10 @@ BEGIN
 	IF a.sca_status = 'finalised' AND a.method = 'totp' AND
 	    p.transaction_status IN ('ACTC', 'ACSC') THEN
 		outcome := 'ok';
+		RETURN;
+	END IF;
+	IF p.held THEN
+		outcome := 'held';
 		RETURN;
 	END IF;
 	IF p.transaction_status <> 'RCVD' OR a.approach <> 'redirect' OR
@@ -376,6 +388,7 @@ $$;
 --	waiting		a challenge runs (created now, or before: a refresh
 --			or a second post creates no second one)
 --	ok		SCA passed before: ACTC or ACSC
+--	held		held for the bank's review (transaction monitoring)
 --	rejected	the payment ended (RJCT, CANC), or ended now (its
 --			redirect deadline passed: RJCT timed out)
 --	no_device	the PSU has no active authenticator (any more)
@@ -404,6 +417,10 @@ BEGIN
 	SELECT * INTO a FROM payment_authorisation WHERE payment_id = p_id;
 	IF p.transaction_status IN ('ACTC', 'ACSC') THEN
 		outcome := 'ok';
+		RETURN;
+	END IF;
+	IF p.held THEN
+		outcome := 'held';
 		RETURN;
 	END IF;
 	IF p.transaction_status <> 'RCVD' OR a.approach <> 'redirect' OR
