@@ -140,6 +140,7 @@ include device/device.mk
 include tests/kore/kore.mk
 include tests/ais/ais.mk
 include tests/bg/bg.mk
+include tests/kpi/kpi.mk
 include tests/pis/pis.mk
 include tests/tpp/tpp.mk
 include tests/downtime/downtime.mk

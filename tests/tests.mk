@@ -24,11 +24,10 @@ T_RUN		:= sh tests/run-suite.sh
 T_SUFFIX	 = $(if $(SANITIZE),-asan)
 T_SUITES	:= test-build test-layout test-unit test-kore test-device \
 		   test-migrate test-api test-browser test-ais test-bg test-pis \
-		   test-tpp-unit test-tpp test-staff test-prod test-ha test-downtime \
-		   test-fuzz \
-		   sanitize-test
+		   test-kpi test-tpp-unit test-tpp test-staff test-prod test-ha \
+		   test-downtime test-fuzz sanitize-test
 T_ASAN_SUITES	:= test-unit test-device test-api test-ais test-bg test-pis \
-		   test-tpp-unit test-staff test-downtime
+		   test-kpi test-tpp-unit test-staff test-downtime
 T_ASAN_MAKE	 = $(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1
 
 test-api: all

@@ -9,4 +9,8 @@ void	audit_sealer_start(void);
 void	incidents_start(void);
 void	probe_start(void);
 
+/* The KPI minutes' writer (kpi_flush.c); its rows' instance is
+ * app_cfg.instance (common/config.h). */
+void		 kpi_flush_start(void);
+
 #endif

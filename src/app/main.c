@@ -20,6 +20,7 @@
 #include "common/config.h"
 #include "common/settings.h"
 #include "metrics/downtime.h"
+#include "metrics/kpi.h"
 #include "metrics/metrics.h"
 #include "tpp/tpp.h"
 #include "web/pages.h"
@@ -108,6 +109,7 @@ kore_parent_configure(int argc, char **argv)
 	pis_settings_load();
 	metrics_init();
 	downtime_init();
+	kpi_init(settings_bool("kpi_recording", 1));
 	if (config_load_keys(err, sizeof(err)) == -1)
 		fatal("%s", err);
 	if (pages_init() == -1)
@@ -132,6 +134,7 @@ kore_worker_configure(void)
 	audit_sealer_start();
 	incidents_start();
 	probe_start();
+	kpi_flush_start();
 	pis_decider_start();
 }
 

@@ -13,7 +13,11 @@ struct keyring		app_form_keys;
 struct keyring		app_client_keys;
 struct keyring		app_totp_keys;
 
-/* psd2_instance, else the host name: one name per instance. */
+/*
+ * psd2_instance, else the host name: one name per instance, the key of
+ * its rows in kpi_minute and kpi_incident. Read in the parent: the
+ * workers' seccomp filter has no uname.
+ */
 static void
 config_instance(void)
 {

@@ -90,18 +90,22 @@ static const struct setting_rule	rules[] = {
 	 * page (or chosen the authenticator); then it ends RJCT timed out. */
 	{ "pis_redirect_seconds", SET_INT, 3, 3600, NULL },
 	{ "device_metrics_file", SET_PATH, 0, 0, NULL },
+	/* The instance's name in the KPI rows (default: the host name);
+	 * several instances on one host need one each. */
+	{ "instance", SET_TEXT, 0, 0, NULL },
+	/* RTS Art. 32 KPIs (src/metrics/kpi.h): off records nothing. */
+	{ "kpi_recording", SET_BOOL, 0, 0, NULL },
+	{ "kpi_flush_seconds", SET_INT, 1, 300, NULL },
 	/* The bank's country (EEA): domestic or cross-border payments and
 	 * the time zone of the fraud statistics' half-years. */
 	{ "bank_country", SET_WORD, 0, 0, "AT BE BG CY CZ DE DK EE ES FI "
 	    "FR GR HR HU IE IS IT LI LT LU LV MT NL NO PL PT RO SE SI SK" },
 	/* Downtime (EBA GL 2.2): the probe's base URL (the public
 	 * listener on a loopback address), seconds between its rounds (0:
-	 * no probe), the host name it sends over https (SNI and Host), and
-	 * the instance's name in kpi_incident. */
+	 * no probe) and the host name it sends over https (SNI and Host). */
 	{ "probe_url", SET_URL, 0, 0, NULL },
 	{ "probe_seconds", SET_INT, 0, 3600, NULL },
 	{ "probe_host", SET_TEXT, 0, 0, NULL },
-	{ "instance", SET_TEXT, 0, 0, NULL },
 };
 
 static const char *const	role_names[] = {
@@ -288,6 +292,11 @@ settings_relations(char *err, size_t errlen)
 	if (strcmp(settings_get("environment", ""), "production") == 0 &&
 	    settings_get("issuer", NULL) == NULL) {
 		snprintf(err, errlen, "psd2_issuer is required in production");
+		return (-1);
+	}
+	/* The instance column of kpi_minute and kpi_incident. */
+	if (strlen(settings_get("instance", "")) > 64) {
+		snprintf(err, errlen, "psd2_instance: more than 64 characters");
 		return (-1);
 	}
 	return (0);

@@ -17,6 +17,11 @@ int		 ctl_account(PGconn *, int, char **);
 int		 ctl_sandbox_seed(PGconn *);
 int		 ctl_audit(PGconn *, int, char **);
 int		 ctl_purge(PGconn *);
+/* report NAME ... (ctl_report.c: one row a report). A report that
+ * connects itself runs in ctl_report_alone (1: it ran, its exit code in
+ * *rc), the others in ctl_report with psd2ctl's connection. */
+int		 ctl_report_alone(int, char **, int *);
+int		 ctl_report(PGconn *, int, char **);
 /* report fraud: argv after "report fraud"; connects itself. */
 int		 ctl_report_fraud(int, char **);
 int		 ctl_risk(PGconn *, int, char **);

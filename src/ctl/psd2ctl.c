@@ -51,7 +51,9 @@ usage(void)
 	    "  risk block IBAN --reason TEXT | risk unblock IBAN\n"
 	    "  purge                     delete expired codes, tokens, ...\n"
 	    "  report fraud --half YYYYH1|YYYYH2 [--csv]\n"
-	    "                            EBA fraud statistics of a half-year\n");
+	    "                            EBA fraud statistics of a half-year\n"
+	    "  report kpi [--quarter YYYYQn] [--csv]\n"
+	    "                            the published KPI statistics\n");
 	exit(2);
 }
 
@@ -120,9 +122,10 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "keys-init") == 0)
 		return (ctl_keys_init());
 
-	if (strcmp(argv[0], "report") == 0 && argc > 1 &&
-	    strcmp(argv[1], "fraud") == 0) {
-		if ((rc = ctl_report_fraud(argc - 2, argv + 2)) == 2)
+	/* A report that makes its own connection (ctl_report.c). */
+	if (strcmp(argv[0], "report") == 0 &&
+	    ctl_report_alone(argc - 1, argv + 1, &rc)) {
+		if (rc == 2)
 			usage();
 		return (rc);
 	}
@@ -147,6 +150,8 @@ main(int argc, char **argv)
 		rc = ctl_purge(db);
 	else if (strcmp(argv[0], "risk") == 0)
 		rc = ctl_risk(db, argc - 1, argv + 1);
+	else if (strcmp(argv[0], "report") == 0)
+		rc = ctl_report(db, argc - 1, argv + 1);
 	else
 		usage();
 	PQfinish(db);

@@ -18,7 +18,9 @@
 # BENCH_PORTS (default "18088 18099") the range for the instances.
 # BENCH_ONLY=ais: only the set-up and the account information rows of
 # both surfaces (the contract's and the standard interface's /xs2a, with
-# the overhead of the latter); BENCH_POOL the signed requests per pool.
+# the overhead of the latter); BENCH_ONLY=kpi: only the set-up and the
+# KPI recording rows (the signed account list with and without);
+# BENCH_POOL the signed requests per pool.
 set -eu
 cd "$(dirname "$0")/../.."
 BIN=${PSD2_BIN_DIR:-build/bin}
@@ -30,8 +32,8 @@ export WRK_THREADS
 OUT=var/bench
 ONLY=${BENCH_ONLY:-}
 case $ONLY in
-"" | ais) ;;
-*) echo "bench: BENCH_ONLY is empty (everything) or ais" >&2; exit 2 ;;
+"" | ais | kpi) ;;
+*) echo "bench: BENCH_ONLY is empty (everything), ais or kpi" >&2; exit 2 ;;
 esac
 SKEW=$(sed -n 's/^psd2_clock_skew[[:space:]]*//p' conf/sandbox.conf)
 mkdir -p "$OUT"
@@ -52,7 +54,10 @@ echo "bench data: $($PSQL -c "SELECT count(*) FROM psu WHERE username LIKE 'benc
     "$($PSQL -c "SELECT count(*) FROM account_transaction")" transactions, \
     "$($PSQL -c "SELECT count(*) FROM token") tokens ($(( $(date +%s) - start )) s)"
 bench_instance gate yes
-[ "$ONLY" = ais ] || bench_instance plain no
+[ "$ONLY" = ais ] || [ "$ONLY" = kpi ] || bench_instance plain no
+# The same as gate but recording no KPIs (psd2_kpi_recording no).
+[ "$ONLY" = ais ] ||
+    BENCH_CONF_EXTRA='psd2_kpi_recording	no' bench_instance nokpi yes
 
 echo "psd2gate bench ($SECS s per run, $WRK_THREADS wrk threads," \
     "$(nproc) cores shared with the server and PostgreSQL)"
@@ -80,8 +85,52 @@ bench_ais() {
 # 10,000 req/s, as one thread alone may run at the whole rate.
 # BENCH_POOL overrides the size (a short trial of BENCH_ONLY=ais).
 POOLN=${BENCH_POOL:-$(( SECS * 10000 * 2 + 5000 ))}
+
+# --- the regulator's KPIs: what recording them costs ------------------------
+# The signed account list on gate (KPIs recorded: src/metrics/kpi.h, the
+# minutes written every 10 s) and on nokpi (psd2_kpi_recording no), same
+# pools and settings, in the order with, without, without, with (later
+# runs meet bigger access and replay tables); cost = 1 - mean(with) /
+# mean(without), target at most 3%. Only a run without errors counts.
+bench_kpi_run() {
+	bench_pool signed list "$POOLN"
+	eval "base=\$${2}_base"
+	POOL=$OUT/pool bench_wrk "$1" "$CONNS" -s tests/bench/pool.lua "$base"
+	bench_fresh "$1"
+}
+bench_kpi() {
+	bench_access_tokens "$OUT/tokens-ais"
+	failed_before=$BENCH_FAILED
+	bench_kpi_run "account-list, KPIs on" gate
+	k1=$RES
+	bench_kpi_run "account-list, KPIs off" nokpi
+	o1=$RES
+	bench_kpi_run "account-list, KPIs off (again)" nokpi
+	o2=$RES
+	bench_kpi_run "account-list, KPIs on (again)" gate
+	k2=$RES
+	bench_pss gate
+	echo "  ais requests in kpi_minute: $($PSQL -c "SELECT coalesce(sum(requests), 0) FROM kpi_minute WHERE class = 'ais'")"
+	if [ "$BENCH_FAILED" != "$failed_before" ]; then
+		echo "KPI recording: cost not measured (a run above failed)"
+		return 0
+	fi
+	cost=$(awk -v k1="$k1" -v k2="$k2" -v o1="$o1" -v o2="$o2" \
+	    'BEGIN { printf "%.1f", 100 * (1 - (k1 + k2) / (o1 + o2)) }')
+	if awk -v c="$cost" 'BEGIN { exit !(c <= 3) }'; then
+		echo "KPI recording: $cost% of the throughput without (target <= 3%): ok"
+	else
+		echo "KPI recording: $cost% of the throughput without (target <= 3%): OVER TARGET"
+		bench_fail "KPI recording: $cost% beyond the 3% target"
+	fi
+}
 if [ "$ONLY" = ais ]; then
 	bench_ais
+	bench_end
+	exit 0
+fi
+if [ "$ONLY" = kpi ]; then
+	bench_kpi
 	bench_end
 	exit 0
 fi
@@ -123,6 +172,9 @@ bench_pss gate
 
 # --- account information, signed, both surfaces (bench_ais above) --------
 bench_ais
+
+# --- KPI recording: with (gate) vs without (nokpi) -----------------------
+bench_kpi
 
 # --- verification cost: unsigned (plain) vs signed (gate) ----------------
 # Order unsigned, signed, unsigned; cost = 1 - signed / mean(unsigned).

@@ -73,6 +73,8 @@ bench_conf() {
 	grep -q "^psd2_signing_required	$3" "$1" ||
 	    printf 'psd2_signing_required\t%s\n' "$3" >> "$1"
 	[ "$3" = no ] && printf 'psd2_unsigned_roles\tPSP_AI\n' >> "$1"
+	# Extra psd2_ lines of one instance (BENCH_ONLY=kpi: recording off).
+	[ -n "${BENCH_CONF_EXTRA:-}" ] && printf '%s\n' "$BENCH_CONF_EXTRA" >> "$1"
 	if [ -n "${4:-}" ]; then
 		sed -i "s/^workers[[:space:]].*/workers\t\t$4/" "$1"
 		# Instances that share a machine: Kore pins worker N of every
@@ -93,6 +95,8 @@ bench_instance() {
 	port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
 	conf=conf/bench-$name.conf
 	bench_conf "$conf" "$port" "$2" "${3:-}"
+	# Instances on one host: each its own name in the KPI minutes.
+	printf 'psd2_instance\tbench-%s\n' "$name" >> "$conf"
 	"$BIN/psd2gate" -c "$conf" -f -n -r -q > "$OUT/server-$name.log" 2>&1 &
 	eval "${name}_pid=$!; ${name}_base=http://127.0.0.1:$port"
 	BENCH_GATES="$BENCH_GATES $!"

@@ -4,6 +4,7 @@ kernel."""
 
 import os
 import re
+import secrets
 import subprocess
 
 import requests
@@ -24,10 +25,11 @@ def ha_port(n):
     return _ports[n]
 
 
-def instance_conf(name, port, metrics_port, extra="", db=None):
+def instance_conf(name, port, metrics_port, extra="", db=None, instance=None):
     """conf/test.conf on port, with the metrics listener of
     conf/metrics.conf on metrics_port (absolute paths, under
-    var/test-logs/)."""
+    var/test-logs/); instance: its psd2_instance (the KPI minutes' key:
+    instances on one host need one each)."""
     cdir = os.path.join(TOP, "conf")
     out = []
     with open(os.path.join(cdir, "test.conf")) as f:
@@ -47,6 +49,8 @@ def instance_conf(name, port, metrics_port, extra="", db=None):
     out.append("server metrics {\n\tbind\t127.0.0.1 %d\n\ttls\tno\n}\n"
                % metrics_port)
     out.append("include %s\n" % os.path.join(cdir, "metrics.conf"))
+    if instance is not None:
+        out.append("psd2_instance\t%s\n" % instance)
     out.append(extra)
     os.makedirs(LOG_DIR, exist_ok=True)
     path = os.path.join(LOG_DIR, "%s-%s.conf" % (suite_label(), name))
@@ -59,8 +63,9 @@ class Instance(Server):
     """A psd2gate with its metrics listener."""
 
     def __init__(self, name, port, metrics_port, extra="", db=None):
-        super().__init__(instance_conf(name, port, metrics_port, extra, db),
-                         port, name)
+        self.instance = "%s-%s" % (name, secrets.token_hex(3))
+        super().__init__(instance_conf(name, port, metrics_port, extra, db,
+                                       self.instance), port, name)
         self.metrics_url = "http://127.0.0.1:%d/metrics" % metrics_port
 
     def scrape(self):

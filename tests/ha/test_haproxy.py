@@ -9,11 +9,14 @@ other. Nothing in a worker's
 memory is needed by another instance: the login form's state is sealed
 under the shared key files, every step is recorded in the database."""
 
+import re
+import time
 import uuid
 
 import pytest
 import requests
 
+import psd2lib
 from ha_lib import Daemon, HAProxy, Instance, ha_port
 from ha_pay import (confirm_on_device, initiate, make_payer, pay, set_balance,
                     enrol, status, wait_decided)
@@ -167,3 +170,34 @@ def test_oauth_flow_alternating_instances(pair, daemon, signer, dbinfo):
         if what in paths:
             inst = a if srv == "a" else b
             assert "path=%s status=" % paths[what] in inst.log_text(), what
+
+
+def test_kpi_minutes_per_instance(pair, dbinfo):
+    """Each instance writes its KPI minutes under its own name
+    (psd2_instance), so two instances on one database neither overwrite
+    nor double each other's: the account-list answers in each one's
+    kpi_minute rows are those of its own request log (the paths of the
+    class ais, src/metrics/kpi_class.c)."""
+    ais = re.compile(r"path=(/auth/v1/psd2/(account|consents)/|"
+                     r"/xs2a/v1/(consents|accounts|card-accounts))")
+    a, b, lb = pair
+    c = psd2lib.db_connect(dbinfo)
+    try:
+        deadline = time.time() + 30
+        while True:
+            got, want = {}, {}
+            for inst in (a, b):
+                want[inst.instance] = len(ais.findall(inst.log_text()))
+                cur = c.cursor()
+                cur.execute("SELECT coalesce(sum(requests), 0) FROM "
+                            "kpi_minute WHERE instance = %s AND class = "
+                            "'ais'", (inst.instance,))
+                got[inst.instance] = int(cur.fetchone()[0])
+            if got == want or time.time() > deadline:
+                break
+            time.sleep(1)
+        assert got == want
+        assert all(n > 0 for n in want.values()), want
+    finally:
+        c.close()
+

@@ -971,9 +971,15 @@ def as_superuser(conninfo):
     return re.sub(r"\buser=\S+", "user=postgres", conninfo)
 
 
+# Tables every instance writes in the background, whatever a request
+# does: the KPI minutes of the traffic (src/metrics/kpi.h) and their
+# daily sums (kpi_day, kpi_day_stale). Never part of a snapshot.
+BACKGROUND_TABLES = ("public.kpi_minute", "public.kpi_day")
+
+
 def db_snapshot(conninfo, exclude=()):
-    """A digest of every row of every user table: equal snapshots mean no
-    row changed."""
+    """A digest of every row of every user table but the background ones:
+    equal snapshots mean no row changed."""
     c = db_connect(conninfo)
     try:
         cur = c.cursor()
@@ -982,7 +988,7 @@ def db_snapshot(conninfo, exclude=()):
                        FROM pg_stat_user_tables ORDER BY 1""")
         out = {}
         for (t,) in cur.fetchall():
-            if any(x in t for x in exclude):
+            if any(x in t for x in tuple(exclude) + BACKGROUND_TABLES):
                 continue
             cur.execute("SELECT count(*), md5(coalesce(string_agg(x::text, "
                         "'|' ORDER BY x::text), '')) FROM %s x" % t)
@@ -1023,7 +1029,7 @@ def db_rows(conninfo, exclude=()):
                        FROM pg_stat_user_tables ORDER BY 1""")
         out = {}
         for (t,) in cur.fetchall():
-            if any(x in t for x in exclude):
+            if any(x in t for x in tuple(exclude) + BACKGROUND_TABLES):
                 continue
             cur.execute("SELECT md5(x::text) FROM %s x" % t)
             out[t] = {r[0] for r in cur.fetchall()}

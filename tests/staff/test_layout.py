@@ -168,6 +168,7 @@ def pages(psu, client, admin, review):
         ("incidents", "/staff/incidents"),
         # wide_data's open one, whatever other suites left newer
         ("incidents-long", "/staff/incidents?class=psu_pages&state=open"),
+        ("kpi", "/staff/kpi"),
         ("tpps", "/staff/tpps"),
         ("members", "/staff/members"),
         ("psu", "/staff/psu?username=" + psu.username),

@@ -75,6 +75,13 @@ $(UNIT_OUT)/test_password_task: $(UNIT_TOP)/tests/unit/test_password_task.c \
 	    -DKORE_USE_TASKS -o $@ $< $(UNIT_TASK_SRCS) $(UNIT_LDFLAGS) \
 	    $(UNIT_LIB) $(UNIT_LIBS) -largon2 -lpthread
 
+# The KPI classes of requests (src/metrics), Kore-independent.
+$(UNIT_OUT)/test_kpi_class: $(UNIT_TOP)/tests/unit/test_kpi_class.c \
+    $(UNIT_TOP)/src/metrics/kpi_class.c
+	@mkdir -p $(dir $@)
+	$(UNIT_CC) $(UNIT_CFLAGS) -I$(UNIT_TOP)/src -o $@ $< \
+	    $(UNIT_TOP)/src/metrics/kpi_class.c $(UNIT_LDFLAGS) -lcmocka
+
 # Runs every test binary with cmocka's TAP output, counts test cases
 # ("ok" / "not ok" lines). A binary that dies without reporting a failed
 # case (sanitizer abort, crash) counts as one failure.
