@@ -206,10 +206,21 @@ def test_database_stopped_40s_under_traffic(service_setup, signer,
         deadline = time.time() + 15
         while time.time() < deadline:
             rows = incidents(name)
-            if len(rows) == 2 and all(r[4] is not None for r in rows):
+            if {r[1] for r in rows} == {"ais", "oauth"} and \
+                    all(r[4] is not None for r in rows):
                 break
             time.sleep(0.5)
-        by_class = {r[1]: r for r in rows}
+        # The outage's incident is each class's first. Right after the
+        # restart one worker may still wait out its reconnect backoff (up
+        # to 2 s, patch 0020) and answer 503 while the other answers:
+        # five of those in a row are a short downtime of their own, which
+        # is recorded too (they were not answered), after the restart.
+        by_class = {}
+        for r in sorted(rows, key=lambda r: r[3]):
+            if r[1] not in by_class:
+                by_class[r[1]] = r
+            else:
+                assert r[3] >= t_start - TOL and r[4] - r[3] <= 5, rows
         assert set(by_class) == {"ais", "oauth"}, rows
         for cls, expect_good in (("ais", 200), ("oauth", 401)):
             _, kls, source, started, ended, recorded, detail = by_class[cls]
@@ -236,10 +247,10 @@ def test_database_stopped_40s_under_traffic(service_setup, signer,
         # An audit row for each start and end, with the incident's id.
         rows_a = audit_rows(name)
         seen = {(a, d["class"], d["id"]) for a, d in rows_a}
-        for cls, r in by_class.items():
-            assert ("incident.start", cls, r[0]) in seen, rows_a
-            assert ("incident.end", cls, r[0]) in seen, rows_a
-        assert len(rows_a) == 4, rows_a
+        for r in rows:
+            assert ("incident.start", r[1], r[0]) in seen, rows_a
+            assert ("incident.end", r[1], r[0]) in seen, rows_a
+        assert len(rows_a) == 2 * len(rows), rows_a
 
         after = samples(inst.scrape())
         for cls in CLASSES:
@@ -247,7 +258,7 @@ def test_database_stopped_40s_under_traffic(service_setup, signer,
                 "class": cls, "source": "service"}) == 0
             assert value(after, "psd2_incidents_total", **{
                 "class": cls, "source": "service"}) == \
-                (1 if cls in ("ais", "oauth") else 0)
+                sum(1 for r in rows if r[1] == cls)
     finally:
         psd2_fixtures._stop(inst)
 
