@@ -20,7 +20,12 @@
 # both surfaces (the contract's and the standard interface's /xs2a, with
 # the overhead of the latter); BENCH_ONLY=kpi: only the set-up and the
 # KPI recording rows (the signed account list with and without);
-# BENCH_POOL the signed requests per pool.
+# BENCH_ONLY=oauth: only the set-up, the refresh grant over HTTP, its
+# reference (node oidc-provider in memory, tests/bench/oidc-provider),
+# pgbench's refresh statement, then the signed account list and the
+# reference's userinfo; BENCH_POOL the signed requests per pool.
+# The full bench runs the reference's rows too, each right after
+# psd2gate's refresh row and account-list rows.
 set -eu
 cd "$(dirname "$0")/../.."
 BIN=${PSD2_BIN_DIR:-build/bin}
@@ -32,8 +37,8 @@ export WRK_THREADS
 OUT=var/bench
 ONLY=${BENCH_ONLY:-}
 case $ONLY in
-"" | ais | kpi) ;;
-*) echo "bench: BENCH_ONLY is empty (everything), ais or kpi" >&2; exit 2 ;;
+"" | ais | kpi | oauth) ;;
+*) echo "bench: BENCH_ONLY is empty (everything), ais, kpi or oauth" >&2; exit 2 ;;
 esac
 SKEW=$(sed -n 's/^psd2_clock_skew[[:space:]]*//p' conf/sandbox.conf)
 mkdir -p "$OUT"
@@ -48,16 +53,20 @@ trap 'bench_cleanup; exit 143' TERM
 # --- set-up ------------------------------------------------------------
 # Every run starts from the same state: a new database, then the bench
 # data (tests/bench/data.sql).
+# The reference first: a bench that cannot install it fails before
+# measuring anything.
+case $ONLY in "" | oauth) oidc_install ;; esac
 start=$(date +%s)
 bench_database "$PSUS" 60
 echo "bench data: $($PSQL -c "SELECT count(*) FROM psu WHERE username LIKE 'bench-psu-%'") PSUs with a consent each," \
     "$($PSQL -c "SELECT count(*) FROM account_transaction")" transactions, \
     "$($PSQL -c "SELECT count(*) FROM token") tokens ($(( $(date +%s) - start )) s)"
 bench_instance gate yes
-[ "$ONLY" = ais ] || [ "$ONLY" = kpi ] || bench_instance plain no
+case $ONLY in "") bench_instance plain no ;; esac
 # The same as gate but recording no KPIs (psd2_kpi_recording no).
-[ "$ONLY" = ais ] ||
-    BENCH_CONF_EXTRA='psd2_kpi_recording	no' bench_instance nokpi yes
+case $ONLY in
+"" | kpi) BENCH_CONF_EXTRA='psd2_kpi_recording	no' bench_instance nokpi yes ;;
+esac
 
 echo "psd2gate bench ($SECS s per run, $WRK_THREADS wrk threads," \
     "$(nproc) cores shared with the server and PostgreSQL)"
@@ -73,6 +82,11 @@ bench_ais() {
 	marks=$($PSQL -c "SELECT count(*) FROM request_replay")
 	for kind in list transactions; do
 		bench_surfaces "$kind"
+		# The reference's counterpart of the account list, in the full
+		# bench (BENCH_ONLY=ais compares the two surfaces only).
+		if [ "$kind" = list ] && [ -z "$ONLY" ]; then
+			bench_oidc_userinfo
+		fi
 	done
 	echo "  access records written: $(( $($PSQL -c "SELECT count(*) FROM access_log") - before ))," \
 	    "replay marks: $(( $($PSQL -c "SELECT count(*) FROM request_replay") - marks ))," \
@@ -124,6 +138,67 @@ bench_kpi() {
 		bench_fail "KPI recording: $cost% beyond the 3% target"
 	fi
 }
+# --- refresh grant (bench_refresh) -----------------------------------------
+# A pool of refresh tokens spread over the bench consents, one per
+# request, sized well above what a run can spend (a run that exhausts it
+# gets 400s and fails).
+bench_refresh() {
+	tokens=$(( SECS * 5000 ))
+	$PSQL > "$OUT/tokens-refresh" <<SQL
+CREATE TEMP TABLE t AS SELECT gen_random_uuid()::text AS tok,
+    md5('bench-consent-bench-acc-' || lpad((1 + n % $PSUS)::text, 5, '0'))::uuid AS consent_id
+    FROM generate_series(1, $tokens) n;
+INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
+    expires_at)
+SELECT sha256(convert_to(tok, 'UTF8')), 'refresh', gen_random_uuid(),
+    'sandbox-tpp', consent_id, '{ACCOUNT_INFORMATION}',
+    now() + interval '1 day' FROM t;
+SELECT tok FROM t;
+SQL
+	TOKENS=$OUT/tokens-refresh BASIC=$(printf 'sandbox-tpp:sandbox-secret' | base64) \
+	    bench_wrk "token: refresh grant" 32 -s tests/bench/refresh.lua "$gate_base"
+	bench_pss gate
+}
+
+# --- pgbench: what one refresh grant does to the database -----------------
+# (bench_pgbench_refresh) Each client spends its own range of a token pool
+# (sha256 of the 8-byte number), sized for the run; the statement is the
+# service's.
+bench_pgbench_refresh() {
+	PG_CLIENTS=32
+	PER_CLIENT=$(( SECS * 400 + 1000 ))
+	$PSQL <<SQL
+INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
+    expires_at)
+SELECT sha256(int8send(k)), 'refresh', gen_random_uuid(), 'sandbox-tpp',
+    md5('bench-consent-bench-acc-' || lpad((1 + k % $PSUS)::text, 5, '0'))::uuid,
+    '{ACCOUNT_INFORMATION}', now() + interval '1 day'
+FROM generate_series(1, ($PG_CLIENTS + 1) * $PER_CLIENT::bigint) k;
+ANALYZE token;
+SQL
+	rows=$($PSQL -c "SELECT count(*) FROM token")
+	if /usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
+	    -c "$PG_CLIENTS" -j 2 -T "$SECS" -D i=0 -D per_client="$PER_CLIENT" \
+	    -f tests/bench/pgbench-refresh.sql psd2gate > "$OUT/pgbench.out" 2>&1; then
+		tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/pgbench.out" | head -n 1)
+		printf '%-34s %6s conns %10.0f tx/s   (durable commits, no HTTP; token table %s rows)\n' \
+		    "pgbench: refresh grant" "$PG_CLIENTS" "$tps" "$rows"
+	else
+		tail -n 5 "$OUT/pgbench.out" >&2
+		bench_fail "pgbench: refresh grant (see $OUT/pgbench.out)"
+	fi
+}
+
+if [ "$ONLY" = oauth ]; then
+	bench_refresh
+	bench_oidc_refresh
+	bench_pgbench_refresh
+	bench_access_tokens "$OUT/tokens-ais"
+	bench_surface_run "AIS list (signed)" list
+	bench_oidc_userinfo
+	bench_end
+	exit 0
+fi
 if [ "$ONLY" = ais ]; then
 	bench_ais
 	bench_end
@@ -150,25 +225,9 @@ bench_row "login burst ($n password steps)" 16 "$res"
 sleep 1
 bench_pss gate
 
-# --- refresh grant ---------------------------------------------------------
-# A pool of refresh tokens spread over the bench consents, one per
-# request, sized well above what a run can spend (a run that exhausts it
-# gets 400s and fails).
-tokens=$(( SECS * 5000 ))
-$PSQL > "$OUT/tokens-refresh" <<SQL
-CREATE TEMP TABLE t AS SELECT gen_random_uuid()::text AS tok,
-    md5('bench-consent-bench-acc-' || lpad((1 + n % $PSUS)::text, 5, '0'))::uuid AS consent_id
-    FROM generate_series(1, $tokens) n;
-INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
-    expires_at)
-SELECT sha256(convert_to(tok, 'UTF8')), 'refresh', gen_random_uuid(),
-    'sandbox-tpp', consent_id, '{ACCOUNT_INFORMATION}',
-    now() + interval '1 day' FROM t;
-SELECT tok FROM t;
-SQL
-TOKENS=$OUT/tokens-refresh BASIC=$(printf 'sandbox-tpp:sandbox-secret' | base64) \
-    bench_wrk "token: refresh grant" 32 -s tests/bench/refresh.lua "$gate_base"
-bench_pss gate
+# --- refresh grant, then the reference's -----------------------------------
+bench_refresh
+bench_oidc_refresh
 
 # --- account information, signed, both surfaces (bench_ais above) --------
 bench_ais
@@ -279,30 +338,7 @@ SQL
 . tests/bench/fixed_rate.sh
 
 # --- pgbench: what one refresh grant does to the database ----------------
-# Each client spends its own range of a token pool (sha256 of the 8-byte
-# number), sized for the run; the statement is the service's.
-PG_CLIENTS=32
-PER_CLIENT=$(( SECS * 400 + 1000 ))
-$PSQL <<SQL
-INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
-    expires_at)
-SELECT sha256(int8send(k)), 'refresh', gen_random_uuid(), 'sandbox-tpp',
-    md5('bench-consent-bench-acc-' || lpad((1 + k % $PSUS)::text, 5, '0'))::uuid,
-    '{ACCOUNT_INFORMATION}', now() + interval '1 day'
-FROM generate_series(1, ($PG_CLIENTS + 1) * $PER_CLIENT::bigint) k;
-ANALYZE token;
-SQL
-rows=$($PSQL -c "SELECT count(*) FROM token")
-if /usr/lib/postgresql/*/bin/pgbench -n -h 127.0.0.1 -p "$PGPORT" -U psd2gate \
-    -c "$PG_CLIENTS" -j 2 -T "$SECS" -D i=0 -D per_client="$PER_CLIENT" \
-    -f tests/bench/pgbench-refresh.sql psd2gate > "$OUT/pgbench.out" 2>&1; then
-	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$OUT/pgbench.out" | head -n 1)
-	printf '%-34s %6s conns %10.0f tx/s   (durable commits, no HTTP; token table %s rows)\n' \
-	    "pgbench: refresh grant" "$PG_CLIENTS" "$tps" "$rows"
-else
-	tail -n 5 "$OUT/pgbench.out" >&2
-	bench_fail "pgbench: refresh grant (see $OUT/pgbench.out)"
-fi
+bench_pgbench_refresh
 
 # --- payments (tests/bench/pis.sh) ------------------------------------------
 . tests/bench/pis.sh

@@ -274,3 +274,145 @@ bench_end() {
 	fi
 	echo "bench: every measurement clean"
 }
+
+# --- the reference: node oidc-provider, in memory ---------------------------
+# tests/bench/oidc-provider: its package.json and package-lock.json (npm
+# installs exactly those versions) and server.mjs (one confidential client,
+# refresh tokens not rotated, no ID token on refresh, tokens seeded at
+# start-up). Installed by npm ci into var/bench/oidc-provider, again only
+# when the lock changes. A bench without its reference measures nothing
+# to compare: an install that fails fails the bench.
+OIDC_SRC=tests/bench/oidc-provider
+OIDC_DIR=var/bench/oidc-provider
+OIDC_BASIC=$(printf 'bench-tpp:bench-secret' | base64)
+# The default in-memory adapter is an LRU of 1000 entries (oidc-provider's
+# lib/adapters/memory_adapter.js): a seeded token survives only while it
+# is used again within about 1000 writes. 200 accounts (a grant, a refresh
+# and an access token each) fit, and each refresh token is reused every
+# 200 grants of a run (each grant writes an access token).
+OIDC_ACCOUNTS=${BENCH_OIDC_ACCOUNTS:-200}
+
+# oidc_install: node and npm present, the locked packages in OIDC_DIR.
+oidc_install() {
+	for t in node npm; do
+		command -v "$t" >/dev/null 2>&1 && continue
+		echo "bench: $t not found: the oidc-provider reference rows need Node.js 20 or later and npm (Debian: nodejs npm)" >&2
+		return 1
+	done
+	mkdir -p "$OIDC_DIR"
+	cp "$OIDC_SRC/server.mjs" "$OIDC_DIR/"
+	if cmp -s "$OIDC_SRC/package-lock.json" "$OIDC_DIR/.installed" &&
+	    [ -f "$OIDC_DIR/node_modules/oidc-provider/package.json" ]; then
+		return 0
+	fi
+	rm -f "$OIDC_DIR/.installed"
+	cp "$OIDC_SRC/package.json" "$OIDC_SRC/package-lock.json" "$OIDC_DIR/"
+	if ! (cd "$OIDC_DIR" && npm ci --no-audit --no-fund --ignore-scripts) \
+	    > "$OUT/npm.log" 2>&1; then
+		tail -n 20 "$OUT/npm.log" >&2
+		echo "bench: npm ci of the oidc-provider reference failed (see $OUT/npm.log); no reference, no measurement" >&2
+		return 1
+	fi
+	cp "$OIDC_SRC/package-lock.json" "$OIDC_DIR/.installed"
+	echo "oidc-provider $(node -p 'require(process.argv[1]).version' \
+	    "$PWD/$OIDC_DIR/node_modules/oidc-provider/package.json") installed in $OIDC_DIR (node $(node --version))"
+}
+
+# oidc_start: a fresh reference process on a free port of BENCH_PORTS, its
+# tokens seeded into $OUT/oidc-refresh-tokens and $OUT/oidc-access-tokens;
+# sets oidc_pid and oidc_base; then one refresh grant and one userinfo
+# call must answer 200 in the expected shape (an access token, the same
+# refresh token, no ID token; the account's sub). A process per row: a
+# refresh run's writes push the seeded access tokens out of the LRU.
+oidc_start() {
+	port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
+	NODE_ENV=production node "$OIDC_DIR/server.mjs" "$port" "$OUT" \
+	    "$OIDC_ACCOUNTS" > "$OUT/oidc-provider.log" 2>&1 &
+	oidc_pid=$!
+	oidc_base=http://127.0.0.1:$port
+	BENCH_HELPERS="$BENCH_HELPERS $oidc_pid"
+	for _ in $(seq 100); do
+		grep -qx ready "$OUT/oidc-provider.log" && break
+		kill -0 "$oidc_pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	if ! grep -qx ready "$OUT/oidc-provider.log"; then
+		cat "$OUT/oidc-provider.log" >&2
+		echo "bench: oidc-provider on port $port did not start (see $OUT/oidc-provider.log)" >&2
+		return 1
+	fi
+	rt=$(head -n 1 "$OUT/oidc-refresh-tokens")
+	at=$(head -n 1 "$OUT/oidc-access-tokens")
+	code=$(curl -s -o "$OUT/oidc-check.json" -w '%{http_code}' \
+	    -H "Authorization: Basic $OIDC_BASIC" \
+	    -d grant_type=refresh_token -d "refresh_token=$rt" "$oidc_base/token") || true
+	if [ "$code" != 200 ] || ! /usr/bin/python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1]))
+sys.exit(not (b.get("access_token") and b.get("token_type") == "Bearer"
+    and b.get("refresh_token") == sys.argv[2] and "id_token" not in b))
+' "$OUT/oidc-check.json" "$rt"; then
+		echo "bench: oidc-provider's refresh grant answered $code: $(head -c 300 "$OUT/oidc-check.json")" >&2
+		echo "  (expected 200, an access token, the same refresh token, no id_token)" >&2
+		return 1
+	fi
+	code=$(curl -s -o "$OUT/oidc-check.json" -w '%{http_code}' \
+	    -H "Authorization: Bearer $at" "$oidc_base/me") || true
+	if [ "$code" != 200 ] || ! /usr/bin/python3 -c '
+import json, sys
+sys.exit(json.load(open(sys.argv[1])).get("sub") != "bench-psu-00001")
+' "$OUT/oidc-check.json"; then
+		echo "bench: oidc-provider's userinfo answered $code: $(head -c 300 "$OUT/oidc-check.json")" >&2
+		echo "  (expected 200 and the first account's sub)" >&2
+		return 1
+	fi
+}
+
+# oidc_warm CONNS wrk-args...: 3 s of the same load, not counted: a fresh
+# node process compiles its hot paths during its first seconds (without
+# this, the userinfo row's p99 was 205 ms, mostly the first second).
+oidc_warm() {
+	conns=$1
+	shift
+	wrk -t"$WRK_THREADS" -c"$conns" -d3s --timeout 10s "$@" \
+	    > "$OUT/wrk-warm.out" 2>&1
+}
+
+# oidc_rss: the reference process's resident set (no workers: one process).
+oidc_rss() {
+	kb=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$oidc_pid/status" 2>/dev/null)
+	if [ -z "$kb" ]; then
+		bench_fail "oidc-provider (pid $oidc_pid) gone before its RSS was read"
+		return 0
+	fi
+	printf '%-34s %s\n' "  RSS of oidc-provider (MB):" \
+	    "$(awk -v k="$kb" 'BEGIN { printf "%.1f", k / 1024 }')"
+}
+
+# bench_oidc_refresh: the reference's refresh grant, psd2gate's refresh
+# row's settings (32 connections, tests/bench/refresh.lua); its refresh
+# tokens are not rotated, so each thread goes round its share of them.
+bench_oidc_refresh() {
+	oidc_start
+	TOKENS=$OUT/oidc-refresh-tokens REUSE=1 TOKEN_PATH=/token BASIC=$OIDC_BASIC \
+	    oidc_warm 32 -s tests/bench/refresh.lua "$oidc_base"
+	TOKENS=$OUT/oidc-refresh-tokens REUSE=1 TOKEN_PATH=/token BASIC=$OIDC_BASIC \
+	    bench_wrk "oidc-provider refresh, not rotated" 32 \
+	    -s tests/bench/refresh.lua "$oidc_base"
+	oidc_rss
+	bench_stop "$oidc_pid"
+}
+
+# bench_oidc_userinfo: the reference's userinfo (GET /me, a bearer access
+# token, round robin over the seeded ones), the signed account list's
+# settings (CONNS connections, tests/bench/pool.lua).
+bench_oidc_userinfo() {
+	oidc_start
+	sed 's|^|/me	Authorization: Bearer |' "$OUT/oidc-access-tokens" \
+	    > "$OUT/pool-oidc"
+	POOL=$OUT/pool-oidc oidc_warm "$CONNS" -s tests/bench/pool.lua "$oidc_base"
+	POOL=$OUT/pool-oidc bench_wrk "oidc-provider userinfo (in memory)" \
+	    "$CONNS" -s tests/bench/pool.lua "$oidc_base"
+	oidc_rss
+	bench_stop "$oidc_pid"
+}
