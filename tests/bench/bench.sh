@@ -138,6 +138,7 @@ bench_kpi() {
 		bench_fail "KPI recording: $cost% beyond the 3% target"
 	fi
 }
+
 # --- refresh grant (bench_refresh) -----------------------------------------
 # A pool of refresh tokens spread over the bench consents, one per
 # request, sized well above what a run can spend (a run that exhausts it
