@@ -59,6 +59,7 @@ struct dqueue {
 int		 dqueue_init(struct dqueue *, int use_eventfd);
 void		 dqueue_push(struct dqueue *, struct dmsg *);
 struct dmsg	*dqueue_pop(struct dqueue *);
+int		 dqueue_empty(struct dqueue *);
 void		 dqueue_drain_fd(struct dqueue *);
 void		 dqueue_free(struct dqueue *);
 struct dmsg	*dmsg_new(enum dmsg_type, const char *serial);

@@ -35,6 +35,9 @@
  * the service has decided the payment (an outcome written after the
  * deadline counts as timed out), so the write can no longer matter. */
 #define DB_WRITE_GRACE_MS	30000
+/* Claims wait while outcomes are still coming in (their writes first),
+ * but never longer than this. */
+#define DB_CLAIM_DEFER_MS	200
 
 enum wkind {
 	W_NONE,
@@ -86,6 +89,7 @@ static struct {
 	size_t			 ndevs;
 	struct devd_stats	 stats;
 	int64_t			 next_metrics;
+	int64_t			 claims_deferred;	/* since, or 0 */
 	char			 sqlstate[6];	/* of the last error */
 } M;
 
@@ -314,32 +318,47 @@ send_cancel(struct mdev *d)
 	dqueue_push(M.to_usb, m);
 }
 
+/* One row of deviced_claim()'s columns in a result: at column off of
+ * row row (the batch puts the serial first). */
+struct claim_row {
+	PGresult	*res;
+	int		 row;
+	int		 off;
+};
+
+static const char *
+claim_val(const struct claim_row *c, int col)
+{
+	return (PQgetvalue(c->res, c->row, c->off + col));
+}
+
 /* The claimed row's id and request id (column 8, NULL for a challenge
  * that no request made), as the log names them. */
 static void
-challenge_tag(PGresult *res, char *out, size_t len)
+challenge_tag(const struct claim_row *c, char *out, size_t len)
 {
 	const char	*rid = "-";
 
-	if (!PQgetisnull(res, 0, 8) && strlen(PQgetvalue(res, 0, 8)) == 36)
-		rid = PQgetvalue(res, 0, 8);
-	snprintf(out, len, "%.36s request id=%s", PQgetvalue(res, 0, 0), rid);
+	if (!PQgetisnull(c->res, c->row, c->off + 8) &&
+	    strlen(claim_val(c, 8)) == 36)
+		rid = claim_val(c, 8);
+	snprintf(out, len, "%.36s request id=%s", claim_val(c, 0), rid);
 }
 
 static int
-claim_fill(struct mdev *d, PGresult *res, struct dmsg *m)
+claim_fill(struct mdev *d, const struct claim_row *c, struct dmsg *m)
 {
 	const char	*name, *iban, *cur;
 	long long	 amount;
 	int		 timeout;
 
-	name = PQgetvalue(res, 0, 4);
-	iban = PQgetvalue(res, 0, 5);
-	cur = PQgetvalue(res, 0, 3);
-	amount = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
-	timeout = atoi(PQgetvalue(res, 0, 6));
-	if (uuid_decode(PQgetvalue(res, 0, 0), m->confirm.challenge) ||
-	    bytea_decode(PQgetvalue(res, 0, 1), m->confirm.nonce,
+	name = claim_val(c, 4);
+	iban = claim_val(c, 5);
+	cur = claim_val(c, 3);
+	amount = strtoll(claim_val(c, 2), NULL, 10);
+	timeout = atoi(claim_val(c, 6));
+	if (uuid_decode(claim_val(c, 0), m->confirm.challenge) ||
+	    bytea_decode(claim_val(c, 1), m->confirm.nonce,
 	    DEV_NONCE_LEN) || amount <= 0 || strlen(cur) != 3 ||
 	    strlen(name) > DEV_PAYEE_NAME_MAX || strlen(iban) > DEV_IBAN_MAX)
 		return (-1);
@@ -350,9 +369,35 @@ claim_fill(struct mdev *d, PGresult *res, struct dmsg *m)
 	m->confirm.timeout_s = (uint16_t)timeout;
 	memcpy(d->challenge, m->confirm.challenge, DEV_CHALLENGE_LEN);
 	snprintf(d->challenge_id, sizeof(d->challenge_id), "%s",
-	    PQgetvalue(res, 0, 0));
-	challenge_tag(res, d->challenge_tag, sizeof(d->challenge_tag));
+	    claim_val(c, 0));
+	challenge_tag(c, d->challenge_tag, sizeof(d->challenge_tag));
 	return (0);
+}
+
+/* A challenge deviced_claim() gave the device: to the USB thread. */
+static void
+claim_take(struct mdev *d, const struct claim_row *c)
+{
+	struct dmsg	*m = dmsg_new(UM_CONFIRM, d->serial);
+
+	if (claim_fill(d, c, m) == 0) {
+		d->has_claim = 1;
+		d->cancelling = 0;
+		/* The deadline is the device's timeout and one second later
+		 * (PROTOCOL.md 5.6). */
+		d->write_until = now_ms() + ((int64_t)m->confirm.timeout_s +
+		    1) * 1000 + DB_WRITE_GRACE_MS;
+		devd_log("challenge %s claimed for device %s (attempt %s, "
+		    "%us to answer)", d->challenge_tag, d->serial,
+		    claim_val(c, 7), m->confirm.timeout_s);
+		dqueue_push(M.to_usb, m);
+	} else {
+		free(m);
+		challenge_tag(c, d->challenge_tag, sizeof(d->challenge_tag));
+		devd_log("challenge %s unreadable", d->challenge_tag);
+	}
+	/* There may be more queued for this device later. */
+	d->want_claim = 1;
 }
 
 /*
@@ -365,8 +410,7 @@ db_claim(struct mdev *d)
 {
 	char		 lease[16], pub[2 + 2 * DEV_PUBKEY_LEN + 1];
 	const char	*p[4];
-	PGresult	*res;
-	struct dmsg	*m;
+	struct claim_row c = { NULL, 0, 0 };
 
 	snprintf(lease, sizeof(lease), "%d", M.conf->lease_seconds);
 	bytea_text_encode(d->info.pubkey, DEV_PUBKEY_LEN, pub);
@@ -374,37 +418,68 @@ db_claim(struct mdev *d)
 	p[1] = lease;
 	p[2] = d->serial;
 	p[3] = pub;
-	res = db_exec("SELECT id, nonce, amount_minor, currency, payee_name, "
-	    "payee_iban, timeout_s, attempts, request_id "
+	c.res = db_exec("SELECT id, nonce, amount_minor, currency, "
+	    "payee_name, payee_iban, timeout_s, attempts, request_id "
 	    "FROM deviced_claim($1, $2::int, $3, $4::bytea)", 4, p);
-	if (res == NULL)
+	if (c.res == NULL)
 		return;
 	d->want_claim = 0;
-	if (PQntuples(res) == 1) {
-		m = dmsg_new(UM_CONFIRM, d->serial);
-		if (claim_fill(d, res, m) == 0) {
-			d->has_claim = 1;
-			d->cancelling = 0;
-			/* The deadline is the device's timeout and one second
-			 * later (PROTOCOL.md 5.6). */
-			d->write_until = now_ms() + ((int64_t)
-			    m->confirm.timeout_s + 1) * 1000 +
-			    DB_WRITE_GRACE_MS;
-			devd_log("challenge %s claimed for device %s "
-			    "(attempt %s, %us to answer)", d->challenge_tag,
-			    d->serial, PQgetvalue(res, 0, 7),
-			    m->confirm.timeout_s);
-			dqueue_push(M.to_usb, m);
-		} else {
-			free(m);
-			challenge_tag(res, d->challenge_tag,
-			    sizeof(d->challenge_tag));
-			devd_log("challenge %s unreadable", d->challenge_tag);
-		}
-		/* There may be more queued for this device later. */
-		d->want_claim = 1;
+	if (PQntuples(c.res) == 1)
+		claim_take(d, &c);
+	PQclear(c.res);
+}
+
+/*
+ * Several devices looking for work (each one that has just ended a
+ * challenge, every device after a reconnect): one deviced_claim() per
+ * device, all in one statement, so one round trip instead of one each.
+ * The text arrays hold serials (letters, digits, '-', '.', '_') and hex
+ * keys, each quoted, so no element needs escaping or reads as NULL.
+ */
+static void
+db_claim_batch(struct mdev **ds, size_t n)
+{
+	static char	 serials[DEVD_MAX_DEVICES * (DEV_SERIAL_MAX + 3) + 3];
+	static char	 keys[DEVD_MAX_DEVICES * (2 * DEV_PUBKEY_LEN + 3) + 3];
+	char		 lease[16];
+	const char	*p[4];
+	struct claim_row c = { NULL, 0, 1 };
+	struct mdev	*d;
+	size_t		 i, so = 0, ko = 0;
+
+	serials[so++] = keys[ko++] = '{';
+	for (i = 0; i < n; i++) {
+		so += (size_t)snprintf(serials + so, sizeof(serials) - so,
+		    "%s\"%s\"", i > 0 ? "," : "", ds[i]->serial);
+		ko += (size_t)snprintf(keys + ko, sizeof(keys) - ko, "%s\"",
+		    i > 0 ? "," : "");
+		(void)hex_encode(ds[i]->info.pubkey, DEV_PUBKEY_LEN, keys + ko,
+		    sizeof(keys) - ko);
+		ko += 2 * DEV_PUBKEY_LEN;
+		keys[ko++] = '"';
 	}
-	PQclear(res);
+	serials[so++] = keys[ko++] = '}';
+	serials[so] = keys[ko] = '\0';
+	snprintf(lease, sizeof(lease), "%d", M.conf->lease_seconds);
+	p[0] = M.owner;
+	p[1] = lease;
+	p[2] = serials;
+	p[3] = keys;
+	c.res = db_exec("SELECT s.serial, c.id, c.nonce, c.amount_minor, "
+	    "c.currency, c.payee_name, c.payee_iban, c.timeout_s, c.attempts, "
+	    "c.request_id FROM unnest($3::text[], $4::text[]) AS s(serial, "
+	    "pub) CROSS JOIN LATERAL deviced_claim($1, $2::int, s.serial, "
+	    "decode(s.pub, 'hex')) c", 4, p);
+	if (c.res == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		ds[i]->want_claim = 0;
+	for (c.row = 0; c.row < PQntuples(c.res); c.row++) {
+		if ((d = mdev_find(PQgetvalue(c.res, c.row, 0), 0)) != NULL &&
+		    !d->has_claim)
+			claim_take(d, &c);
+	}
+	PQclear(c.res);
 }
 
 /* The metrics' name for the end of a claim. */
@@ -428,43 +503,59 @@ enum wres {
 	WR_LOST		/* no connection */
 };
 
-/* Calls the write function of the claim's end; its verdict ("written",
- * or why not) goes into d->verdict. */
-static enum wres
-db_write(struct mdev *d)
+/* The write function's call for the claim's end (0: nothing to call). The
+ * parameters point into sig and counter. */
+static int
+write_query(const struct mdev *d, const char **sql, const char **p,
+    char *counter, size_t clen, char *sig)
 {
-	char		 counter[16], sig[2 + 2 * DEV_SIG_MAX + 1];
-	const char	*p[5];
-	PGresult	*res;
-
 	p[0] = d->challenge_id;
 	p[1] = M.owner;
 	switch (d->wkind) {
 	case W_RESULT:
-		snprintf(counter, sizeof(counter), "%" PRIu32,
-		    d->result.counter);
+		snprintf(counter, clen, "%" PRIu32, d->result.counter);
 		bytea_text_encode(d->result.sig, d->result.sig_len, sig);
 		p[2] = dev_outcome_name(d->result.outcome);
 		p[3] = counter;
 		p[4] = sig;
-		res = db_exec("SELECT deviced_finish($1::uuid, $2, $3, "
-		    "$4::bigint, $5::bytea)", 5, p);
-		break;
+		*sql = "SELECT deviced_finish($1::uuid, $2, $3, $4::bigint, "
+		    "$5::bytea)";
+		return (5);
 	case W_FAILED:
 	case W_RELEASE:
 		p[2] = d->reason;
 		p[3] = d->wkind == W_RELEASE ? "true" : "false";
-		res = db_exec("SELECT deviced_fail($1::uuid, $2, $3, "
-		    "$4::boolean)", 4, p);
-		break;
+		*sql = "SELECT deviced_fail($1::uuid, $2, $3, $4::boolean)";
+		return (4);
 	default:
+		return (0);
+	}
+}
+
+/* The function's verdict ("written", or why not) into d->verdict. */
+static void
+write_verdict(struct mdev *d, PGresult *res)
+{
+	snprintf(d->verdict, sizeof(d->verdict), "%s", PQntuples(res) == 1 ?
+	    PQgetvalue(res, 0, 0) : "unknown");
+}
+
+/* Calls the write function of the claim's end. */
+static enum wres
+db_write(struct mdev *d)
+{
+	char		 counter[16], sig[2 + 2 * DEV_SIG_MAX + 1];
+	const char	*p[5], *sql;
+	PGresult	*res;
+	int		 n;
+
+	if ((n = write_query(d, &sql, p, counter, sizeof(counter), sig)) == 0) {
 		snprintf(d->verdict, sizeof(d->verdict), "written");
 		return (WR_OK);
 	}
-	if (res == NULL)
+	if ((res = db_exec(sql, n, p)) == NULL)
 		return (M.db == NULL ? WR_LOST : WR_ERROR);
-	snprintf(d->verdict, sizeof(d->verdict), "%s", PQntuples(res) == 1 ?
-	    PQgetvalue(res, 0, 0) : "unknown");
+	write_verdict(d, res);
 	PQclear(res);
 	return (WR_OK);
 }
@@ -577,10 +668,96 @@ flush_one_by_one(void)
 }
 
 /*
+ * The next result of a pipeline and the NULL that ends it; NULL (the
+ * SQLSTATE in M.sqlstate, the connection dropped if it broke) unless it
+ * has the status wanted.
+ */
+static PGresult *
+pipe_result(ExecStatusType want)
+{
+	PGresult	*res, *end;
+	const char	*code;
+
+	if ((res = PQgetResult(M.db)) != NULL &&
+	    PQresultStatus(res) != PGRES_PIPELINE_SYNC) {
+		while ((end = PQgetResult(M.db)) != NULL)
+			PQclear(end);
+	}
+	if (res != NULL && PQresultStatus(res) == want)
+		return (res);
+	code = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	if (code != NULL && M.sqlstate[0] == '\0') {
+		snprintf(M.sqlstate, sizeof(M.sqlstate), "%s", code);
+		devd_log("database error (SQLSTATE %s): %s", M.sqlstate,
+		    strtok(PQresultErrorMessage(res), "\n"));
+	}
+	PQclear(res);
+	if (PQstatus(M.db) != CONNECTION_OK)
+		db_drop(PQerrorMessage(M.db));
+	return (NULL);
+}
+
+/*
+ * BEGIN, every due end's write and COMMIT sent at once and read back
+ * after (libpq's pipeline mode): one round trip and one commit flush for
+ * the whole batch. 0 if all were written and committed; the verdicts are
+ * only used then.
+ */
+static int
+flush_pipelined(int64_t now)
+{
+	char		 counter[16], sig[2 + 2 * DEV_SIG_MAX + 1];
+	const char	*p[5], *sql = NULL;
+	PGresult	*res;
+	size_t		 i;
+	int		 n, ok = 1;
+
+	M.sqlstate[0] = '\0';
+	if (PQenterPipelineMode(M.db) != 1)
+		return (-1);
+	ok = PQsendQueryParams(M.db, "BEGIN", 0, NULL, NULL, NULL, NULL, 0);
+	for (i = 0; i < M.ndevs && ok; i++) {
+		if (!write_due(M.devs[i], now))
+			continue;
+		n = write_query(M.devs[i], &sql, p, counter, sizeof(counter),
+		    sig);
+		ok = PQsendQueryParams(M.db, sql, n, NULL, p, NULL, NULL, 0);
+	}
+	ok = ok && PQsendQueryParams(M.db, "COMMIT", 0, NULL, NULL, NULL,
+	    NULL, 0) && PQpipelineSync(M.db);
+	if (!ok) {
+		db_drop(PQerrorMessage(M.db));
+		return (-1);
+	}
+	if ((res = pipe_result(PGRES_COMMAND_OK)) == NULL)
+		ok = 0;
+	PQclear(res);
+	for (i = 0; i < M.ndevs && M.db != NULL; i++) {
+		if (!write_due(M.devs[i], now))
+			continue;
+		if ((res = pipe_result(PGRES_TUPLES_OK)) == NULL)
+			ok = 0;
+		else
+			write_verdict(M.devs[i], res);
+		PQclear(res);
+	}
+	if (M.db != NULL && (res = pipe_result(PGRES_COMMAND_OK)) == NULL)
+		ok = 0;
+	PQclear(res);
+	if (M.db != NULL && (res = pipe_result(PGRES_PIPELINE_SYNC)) == NULL)
+		ok = 0;
+	PQclear(res);
+	if (M.db != NULL && PQexitPipelineMode(M.db) != 1)
+		db_drop("pipeline not ended");
+	return (ok && M.db != NULL ? 0 : -1);
+}
+
+/*
  * Outcomes that arrive together (many devices answering at once) share
- * one transaction, so one commit flush instead of one per device. If the
- * batch fails for any reason but a lost connection, each is written alone
- * (and an error is then tried again or given up for that one alone).
+ * one transaction, sent in one go, so one round trip and one commit flush
+ * instead of one per device. If the batch fails for any reason but a
+ * lost connection, each is written alone (and an error is then tried
+ * again or given up for that one alone).
  */
 static void
 flush_writes(void)
@@ -588,23 +765,16 @@ flush_writes(void)
 	PGresult	*res;
 	int64_t		 now = now_ms();
 	size_t		 i, n = 0;
-	int		 ok = 1;
 
 	for (i = 0; i < M.ndevs; i++)
 		n += write_due(M.devs[i], now);
 	if (n == 0 || M.db == NULL)
 		return;
-	if (n == 1 || (res = db_exec("BEGIN", 0, NULL)) == NULL) {
+	if (n == 1) {
 		flush_one_by_one();
 		return;
 	}
-	PQclear(res);
-	for (i = 0; i < M.ndevs && ok; i++) {
-		if (write_due(M.devs[i], now))
-			ok = db_write(M.devs[i]) == WR_OK;
-	}
-	if (ok && (res = db_exec("COMMIT", 0, NULL)) != NULL) {
-		PQclear(res);
+	if (flush_pipelined(now) == 0) {
 		for (i = 0; i < M.ndevs; i++) {
 			if (write_due(M.devs[i], now))
 				write_done(M.devs[i]);
@@ -792,12 +962,30 @@ db_sweep(void)
 	PQclear(res);
 }
 
+/*
+ * Whether the claims wait for this turn: while the USB thread has more
+ * messages queued (devices answering together), their outcomes are
+ * written first, so a burst of presses is not held up by a claim per
+ * device in between; a wait never outlasts DB_CLAIM_DEFER_MS.
+ */
+static int
+claims_wait(int64_t now)
+{
+	if (dqueue_empty(M.from_usb)) {
+		M.claims_deferred = 0;
+		return (0);
+	}
+	if (M.claims_deferred == 0)
+		M.claims_deferred = now;
+	return (now - M.claims_deferred < DB_CLAIM_DEFER_MS);
+}
+
 static void
 db_work(void)
 {
-	struct mdev	*d;
+	struct mdev	*d, *want[DEVD_MAX_DEVICES];
 	int64_t		 now = now_ms();
-	size_t		 i;
+	size_t		 i, n;
 
 	flush_writes();
 	for (i = 0; i < M.ndevs && M.db != NULL; i++) {
@@ -813,12 +1001,18 @@ db_work(void)
 		db_sweep();
 		M.next_sweep = now + M.conf->lease_seconds * 1000 / 3;
 	}
-	for (i = 0; i < M.ndevs && M.db != NULL && !M.stopping; i++) {
+	if (M.db == NULL || M.stopping || claims_wait(now))
+		return;
+	for (i = 0, n = 0; i < M.ndevs; i++) {
 		d = M.devs[i];
 		if (d->present && d->recorded && d->usable && d->want_claim &&
 		    !d->has_claim && now >= d->retry_at)
-			db_claim(d);
+			want[n++] = d;
 	}
+	if (n == 1)
+		db_claim(want[0]);
+	else if (n > 1)
+		db_claim_batch(want, n);
 }
 
 /* At most once a second, whatever else happens. */

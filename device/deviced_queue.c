@@ -56,6 +56,17 @@ dqueue_pop(struct dqueue *q)
 	return (m);
 }
 
+int
+dqueue_empty(struct dqueue *q)
+{
+	int	empty;
+
+	pthread_mutex_lock(&q->lock);
+	empty = q->head == NULL;
+	pthread_mutex_unlock(&q->lock);
+	return (empty);
+}
+
 void
 dqueue_drain_fd(struct dqueue *q)
 {

@@ -404,6 +404,97 @@ test_teardown(void **state)
 	return (0);
 }
 
+#define TOGETHER	6
+
+/*
+ * Devices answering together: their challenges arrive in one commit (so
+ * the daemon claims them in one statement) and, while the first write
+ * waits for a row lock, the other answers queue up and are written in
+ * one pipelined transaction: one xmin for all of them. One of those was
+ * cancelled by the service meanwhile: its write is refused, the others
+ * still commit, and each outcome verifies as the service checks it.
+ */
+static void
+test_outcomes_together(void **state)
+{
+	struct t	*t = *state;
+	struct fw	*fws[TOGETHER];
+	char		 s[TOGETHER][32], user[48], *ids[TOGETHER];
+	const char	*p[TOGETHER];
+	PGconn		*locker;
+	PGresult	*res;
+	int		 i;
+
+	start_daemon(t, 0, "e2e-a", 30);
+	for (i = 0; i < TOGETHER; i++) {
+		fws[i] = new_device(t, s[i], sizeof(s[i]));
+		assert_true(wait_value(t, "SELECT status FROM device WHERE "
+		    "serial = $1", s[i], "not_enrolled"));
+		assert_int_equal(ctl("enrol", s[i], NULL, t->db), 0);
+		snprintf(user, sizeof(user), "together-%s", s[i]);
+		PQclear(q(t, "INSERT INTO psu (username) VALUES ($1) "
+		    "ON CONFLICT DO NOTHING", 1, user));
+		assert_int_equal(ctl("assign", s[i], user, t->db), 0);
+		assert_string_equal(q1(t, "SELECT staff_device_action("
+		    "'staff:e2e', 'assign_approve', $1, NULL)", 1, s[i], NULL),
+		    "ok");
+		p[i] = s[i];
+	}
+	res = PQexecParams(t->db, "INSERT INTO device_challenge "
+	    "(device_serial, psu_id, nonce, amount_minor, currency, "
+	    "payee_name, payee_iban, deadline) SELECT d.serial, d.psu_id, "
+	    "decode(md5(random()::text) || md5(random()::text), 'hex'), 4200, "
+	    "'EUR', 'Zoë Müller', 'NL91ABNA0417164300', now() + "
+	    "interval '30 s' FROM device d WHERE d.serial = ANY(ARRAY[$1, $2, "
+	    "$3, $4, $5, $6]) ORDER BY d.serial RETURNING id, device_serial",
+	    TOGETHER, NULL, p, NULL, NULL, 0);
+	assert_int_equal(PQntuples(res), TOGETHER);
+	for (i = 0; i < TOGETHER; i++) {
+		assert_string_equal(PQgetvalue(res, i, 1), s[i]);
+		ids[i] = own(t, strdup(PQgetvalue(res, i, 0)));
+	}
+	PQclear(res);
+	for (i = 0; i < TOGETHER; i++) {
+		assert_true(wait_pending(fws[i], 1));
+		assert_int_equal(fw_pin(fws[i], FW_DEFAULT_PIN), FW_PIN_OK);
+	}
+	/* The first end's write waits for this row lock (lock_timeout is
+	 * 2 s); the others queue meanwhile. */
+	locker = PQconnectdb(getenv("PSD2_DEVTEST_DB"));
+	assert_int_equal(PQstatus(locker), CONNECTION_OK);
+	PQclear(PQexec(locker, "BEGIN"));
+	res = PQexecParams(locker, "SELECT 1 FROM device_challenge WHERE id = "
+	    "$1 FOR UPDATE", 1, NULL, (const char *const *)&ids[0], NULL,
+	    NULL, 0);
+	assert_int_equal(PQntuples(res), 1);
+	PQclear(res);
+	assert_int_equal(fw_press(fws[0]), 0);
+	usleep(200000);
+	for (i = 1; i < TOGETHER; i++)
+		assert_int_equal(fw_press(fws[i]), 0);
+	PQclear(q(t, "UPDATE device_challenge SET status = 'cancelled', "
+	    "lease_owner = NULL, lease_expires = NULL WHERE id = $1", 1,
+	    ids[TOGETHER - 1]));
+	usleep(500000);
+	PQclear(PQexec(locker, "COMMIT"));
+	PQfinish(locker);
+	for (i = 0; i < TOGETHER - 1; i++) {
+		assert_true(wait_value(t, "SELECT status || ' ' || outcome "
+		    "FROM device_challenge WHERE id = $1", ids[i],
+		    "done approved"));
+		assert_true(verify_outcome(t, ids[i], DEV_OUTCOME_APPROVED));
+	}
+	assert_string_equal(q1(t, status_sql, 1, ids[TOGETHER - 1], NULL),
+	    "cancelled");
+	/* One transaction for the answers that waited together. */
+	res = q(t, "SELECT count(DISTINCT xmin::text) FROM device_challenge "
+	    "WHERE id = ANY(ARRAY[$1, $2, $3, $4]::uuid[])", 4, ids[1], ids[2],
+	    ids[3], ids[4]);
+	assert_string_equal(PQgetvalue(res, 0, 0), "1");
+	PQclear(res);
+	assert_int_equal(stop_daemon(t, 0, SIGTERM), 0);
+}
+
 static void
 test_first_seen_enrol_assign_block(void **state)
 {
@@ -930,6 +1021,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_first_seen_enrol_assign_block, test_setup,
 		    test_teardown),
+		cmocka_unit_test_setup_teardown(test_outcomes_together,
+		    test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_confirm_end_to_end,
 		    test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_decline_and_timeout,
