@@ -127,53 +127,83 @@ RETURNS ais_result LANGUAGE sql STABLE AS $$
 	FROM bearer_check(p_token_hash, p_x5t) b;
 $$;
 
+-- The replay mark of a verified signed request (both surfaces): one
+-- x-request-id per TPP in 24 hours. Marks live 24 hours
+-- (psd2_purge_ais deletes older ones): far more than the
+-- 2 x psd2_clock_skew (at most 2 x 3600 s) in which a signed date lets a
+-- captured request pass at all. False: the id was used.
+CREATE OR REPLACE FUNCTION request_replay_mark(p_tpp_org_id text,
+    p_request_id uuid)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO request_replay AS r (tpp_org_id, request_id, seen_at)
+	VALUES (p_tpp_org_id, p_request_id, now())
+	ON CONFLICT (tpp_org_id, request_id) DO UPDATE
+	    SET seen_at = now()
+	    WHERE r.seen_at < now() - interval '24 hours';
+	RETURN FOUND;
+END;
+$$;
+
 -- Bearer token, certificate organisation against the token's TPP,
--- x-request-id replay mark, scope; then the consent's row.
+-- x-request-id replay mark, scope; then the consent's row. The token,
+-- its consent, client and TPP are read in one statement (the bearer
+-- check's rules, bearer_check in 20_oauth.sql): the hot path of every
+-- AIS and PIS call, where each further statement or nested function
+-- costs tens of microseconds of PostgreSQL's CPU (tests/bench/README.md).
 CREATE OR REPLACE FUNCTION ais_gate(p_token_hash bytea, p_x5t text,
     p_org_id text, p_request_id uuid, p_scope text)
 RETURNS ais_gate_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
-	b record;
-	k integer;
+	t record;
 BEGIN
-	SELECT * INTO b FROM bearer_check(p_token_hash, p_x5t);
-	IF b.state <> 'ok' THEN
-		g.refusal := CASE b.state WHEN 'expired' THEN 'token_expired'
-		    ELSE 'token_invalid' END;
+	SELECT tk.kind, tk.consent_id, tk.revoked_at, tk.expires_at,
+	    tk.cnf_x5t_s256, tk.scopes, c.psu_id, c.status, c.valid_until,
+	    c.sca_at, c.frequency_per_day, tp.org_id
+	INTO t
+	FROM token tk
+	LEFT JOIN consent c ON c.id = tk.consent_id
+	LEFT JOIN oauth_client oc ON oc.client_id = tk.client_id
+	LEFT JOIN tpp tp ON tp.id = oc.tpp_id
+	WHERE tk.token_hash = p_token_hash;
+	IF NOT FOUND OR t.kind <> 'access' OR t.consent_id IS NULL
+	    OR t.revoked_at IS NOT NULL OR t.status IS DISTINCT FROM 'valid'
+	    OR t.valid_until < current_date THEN
+		g.refusal := 'token_invalid';
 		RETURN g;
 	END IF;
-	IF p_org_id IS NOT NULL AND p_org_id IS DISTINCT FROM b.tpp_org_id THEN
+	IF t.expires_at <= now() THEN
+		g.refusal := 'token_expired';
+		RETURN g;
+	END IF;
+	IF t.cnf_x5t_s256 IS NOT NULL
+	    AND t.cnf_x5t_s256 IS DISTINCT FROM p_x5t THEN
+		g.refusal := 'token_invalid';
+		RETURN g;
+	END IF;
+	IF p_org_id IS NOT NULL AND p_org_id IS DISTINCT FROM t.org_id THEN
 		g.refusal := 'certificate_of_another_tpp';
 		RETURN g;
 	END IF;
-	-- Marks live 24 hours (psd2_purge_ais deletes older ones): far
-	-- more than the 2 x psd2_clock_skew (at most 2 x 3600 s) in which
-	-- a signed date lets a captured request pass at all.
-	IF p_request_id IS NOT NULL THEN
-		INSERT INTO request_replay AS r (tpp_org_id, request_id, seen_at)
-		VALUES (b.tpp_org_id, p_request_id, now())
-		ON CONFLICT (tpp_org_id, request_id) DO UPDATE
-		    SET seen_at = now()
-		    WHERE r.seen_at < now() - interval '24 hours';
-		GET DIAGNOSTICS k = ROW_COUNT;
-		IF k = 0 THEN
-			g.refusal := 'request_id_used';
-			RETURN g;
-		END IF;
+	IF p_request_id IS NOT NULL
+	    AND NOT request_replay_mark(t.org_id, p_request_id) THEN
+		g.refusal := 'request_id_used';
+		RETURN g;
 	END IF;
-	IF p_scope IS NOT NULL AND NOT (p_scope = ANY (b.scopes)) THEN
+	IF p_scope IS NOT NULL AND NOT (p_scope = ANY (t.scopes)) THEN
 		g.refusal := 'consent_scope';
 		g.detail := 'The consent of this access token does not cover '
 		    || p_scope || '.';
 		RETURN g;
 	END IF;
-	g.consent_id := b.consent_id;
-	g.psu_id := b.psu_id;
-	g.tpp_org_id := b.tpp_org_id;
-	SELECT c.sca_at, c.valid_until, c.frequency_per_day, c.status
-	INTO g.sca_at, g.valid_until, g.frequency, g.status
-	FROM consent c WHERE c.id = b.consent_id;
+	g.consent_id := t.consent_id;
+	g.psu_id := t.psu_id;
+	g.tpp_org_id := t.org_id;
+	g.sca_at := t.sca_at;
+	g.valid_until := t.valid_until;
+	g.frequency := t.frequency_per_day;
+	g.status := t.status;
 	RETURN g;
 END;
 $$;
@@ -199,8 +229,11 @@ DECLARE
 	    OR p_sca_at > now() - interval '60 minutes';
 	v_counted boolean := NOT v_present;
 	n integer;
+	v text;
 BEGIN
-	PERFORM set_config('synchronous_commit', 'off', true);
+	-- An assignment, not PERFORM: a plain expression here, where
+	-- PERFORM would start an executor for it on every call.
+	v := set_config('synchronous_commit', 'off', true);
 	IF NOT v_present AND p_limit IS NOT NULL THEN
 		-- Two parallel calls must not both take the last access.
 		PERFORM pg_advisory_xact_lock(hashtextextended(p_consent_id::text

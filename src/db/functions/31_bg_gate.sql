@@ -91,7 +91,6 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
 	t record;
-	k integer;
 BEGIN
 	-- One statement: the token, its client and TPP, and the consent
 	-- Consent-ID names if it is of that client (judged below, in order).
@@ -133,17 +132,10 @@ BEGIN
 	END IF;
 	-- The same marks as the contract's paths (ais_gate): one
 	-- X-Request-ID per TPP in 24 hours, whichever surface.
-	IF p_signed_id IS NOT NULL THEN
-		INSERT INTO request_replay AS r (tpp_org_id, request_id, seen_at)
-		VALUES (t.org_id, p_signed_id, now())
-		ON CONFLICT (tpp_org_id, request_id) DO UPDATE
-		    SET seen_at = now()
-		    WHERE r.seen_at < now() - interval '24 hours';
-		GET DIAGNOSTICS k = ROW_COUNT;
-		IF k = 0 THEN
-			refusal := 'request_id_used';
-			RETURN;
-		END IF;
+	IF p_signed_id IS NOT NULL
+	    AND NOT request_replay_mark(t.org_id, p_signed_id) THEN
+		refusal := 'request_id_used';
+		RETURN;
 	END IF;
 	IF t.consent_id IS NOT NULL AND p_scope IS NOT NULL
 	    AND NOT (p_scope = ANY (t.scopes)) THEN

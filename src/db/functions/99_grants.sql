@@ -192,6 +192,7 @@ BEGIN
 		('psu_payments(bytea,integer)', '{psd2_service}'),
 		('psu_payments_fraud(bytea,integer)', '{psd2_service}'),
 		('rate_hit(text,integer)', '{psd2_service}'),
+		('request_replay_mark(text,uuid)', '{psd2_service}'),
 		('risk_block_set(text,text,boolean,text)', '{psd2_operator}'),
 		('risk_level_set(text,text,integer,text)', '{psd2_operator}'),
 		('risk_rule_set(text,text,boolean,integer,jsonb)', '{psd2_operator}'),
