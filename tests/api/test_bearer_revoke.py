@@ -1,6 +1,9 @@
 """The bearer check on API endpoints (spec part 7) and RFC 7009
 revocation."""
 
+import hashlib
+import os
+import threading
 import time
 import uuid
 
@@ -193,3 +196,50 @@ def test_revoke_missing_token_parameter(psu_factory):
     assert r.status_code == 400
     assert r.json()["error"] == "invalid_request"
 
+
+
+def test_revoke_waiting_for_a_refresh_takes_what_it_issued(psu_factory,
+                                                           dbinfo):
+    """A revocation that arrives while a refresh grant of the family is
+    in flight revokes the tokens that grant issues too: the grant is held
+    open between its statement and its commit (the service's grant runs
+    the same function), the revocation waits for it."""
+    tok = tokens(psu_factory())
+    spent = hashlib.sha256(tok["refresh_token"].encode()).digest()
+    grant = psd2lib.db_connect(psd2lib.as_superuser(dbinfo))
+    revoker = psd2lib.db_connect(psd2lib.as_superuser(dbinfo))
+    grant.autocommit = False
+    with grant.cursor() as cur:
+        cur.execute("SELECT result FROM oauth_refresh_grant_bound(%s, %s, "
+                    "%s, %s, 900, NULL)",
+                    (spent, SC.client_id, os.urandom(32), os.urandom(32)))
+        assert cur.fetchone()[0] == "ok"
+    pid = revoker.get_backend_pid()
+    done = []
+    t = threading.Thread(target=lambda: done.append(
+        revoker.cursor().execute("SELECT oauth_revoke(%s, %s)",
+                                 (spent, SC.client_id))))
+    t.start()
+    with psd2lib.db_connect(psd2lib.as_superuser(dbinfo)) as watch:
+        for _ in range(100):
+            with watch.cursor() as cur:
+                cur.execute("SELECT wait_event_type FROM pg_stat_activity "
+                            "WHERE pid = %s", (pid,))
+                if cur.fetchone()[0] == "Lock":
+                    break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the revocation never waited for the grant")
+    grant.commit()
+    t.join(10)
+    assert done, "the revocation did not finish"
+    with revoker.cursor() as cur:
+        cur.execute("SELECT kind, revoked_at IS NOT NULL FROM token "
+                    "WHERE family = (SELECT family FROM token "
+                    "WHERE token_hash = %s) ORDER BY created_at, kind",
+                    (spent,))
+        rows = cur.fetchall()
+    assert len(rows) == 4, rows
+    assert all(revoked for _, revoked in rows), rows
+    grant.close()
+    revoker.close()

@@ -51,10 +51,28 @@ BEGIN
 END;
 $$;
 
+-- Revokes a family, including what a grant of it in flight issues. Such
+-- a grant holds its refresh token's row lock until it commits the next
+-- tokens, which a statement begun before that commit would not see. So
+-- every refresh token of the family is locked first, again and again
+-- until no new one appears; then no grant of the family is in flight or
+-- can start before this transaction ends, and the UPDATE (a statement of
+-- its own, with a new snapshot) sees all the family holds.
 CREATE OR REPLACE FUNCTION token_revoke_family(p_family uuid) RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE plpgsql AS $$
+DECLARE
+	locked integer := -1;
+	n integer;
+BEGIN
+	LOOP
+		SELECT count(*) INTO n FROM (SELECT 1 FROM token
+		    WHERE family = p_family AND kind = 'refresh' FOR UPDATE) r;
+		EXIT WHEN n = locked;
+		locked := n;
+	END LOOP;
 	UPDATE token SET revoked_at = now()
 	WHERE family = p_family AND revoked_at IS NULL;
+END;
 $$;
 
 -- The scope of a token answer: the granted scopes; for a consent of the
