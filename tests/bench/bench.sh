@@ -247,8 +247,8 @@ bench_kpi
 # --- verification cost: in the fixed-rate section (fixed_rate.sh) -------
 # There, CPU per answer of a signed instance and its unsigned twin at the
 # same rate, back to back: the closed-loop rates compared here before
-# (an unsigned instance first used after the AIS and KPI sections)
-# measured the machine's noise and a cold instance, not the signatures.
+# varied more from run to run on 2 shared cores than signing costs, and
+# once measured the unsigned instance 25% slower (tests/bench/README.md).
 
 # --- payment initiation, signed, decoupled ----------------------
 # Each bench PSU gets an active authenticator (no daemon drives them here:
