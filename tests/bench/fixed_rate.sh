@@ -6,7 +6,11 @@
 # of 3 runs each, for one instance alone, one behind HAProxy, and two
 # behind HAProxy (target: no more than 10% worse than one behind HAProxy,
 # in p50 and p99), and the CPU per answer of the instances, of PostgreSQL
-# and of HAProxy (the README's scaling argument).
+# and of HAProxy (the README's scaling argument). Then, in the same
+# rounds, one instance alone at a quarter of the capacity (target p99 at
+# most 5 ms: at half, on 2 shared cores, the runs are close to saturation
+# and measure queueing) and its unsigned twin at the same rate: the
+# verification cost from their CPU per answer (fixed_quarter).
 # The instances are this section's own, started together with the same
 # settings and history: "whole" with two workers (alone and behind
 # HAProxy), "half1" and "half2" with one each, so that the comparison
@@ -87,14 +91,16 @@ paced_check() {
 	return 0
 }
 
-# paced_run KEY NAME URL HAPROXY-PID|- INSTANCE-PID...: one run at RATE;
+# paced_run KEY NAME URL HAPROXY-PID|- INSTANCE-PID...: one run at RATE
+# (requests signed, or unsigned when PACED_MODE is "unsigned");
 # appends its p50 and p99 to KEY_p50s, KEY_p99s, and the CPU per answer
 # of the instances (KEY_svc), of PostgreSQL (KEY_pg) and of HAProxy
-# (KEY_cpu) (KEY "warm": the warm-up round, checked but not kept).
+# (KEY_cpu) (KEY "warm": the warm-up round, checked but not kept); a
+# failed run sets KEY_failed.
 paced_run() {
 	key=$1 name=$2 url=$3 hp=$4
 	shift 4
-	bench_pool signed list $(( RATE * SECS * 12 / 10 + 1000 ))
+	bench_pool "$PACED_MODE" list $(( RATE * SECS * 12 / 10 + 1000 ))
 	psql -X -q -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres \
 	    -c CHECKPOINT
 	pg=$(head -1 "$PSD2_PGCLUSTER_HELD/data/postmaster.pid")
@@ -104,9 +110,11 @@ paced_run() {
 	    -d"${SECS}s" --timeout 10s -s tests/bench/paced.lua "$url" \
 	    > "$OUT/wrk.out" 2>&1
 	svc=$(( $(cpu_ticks "$@") - svc0 )) pgt=$(( $(cpu_ticks "$pg") - pg0 ))
+	failed_run=$BENCH_FAILED
 	bench_fresh "$name"
 	paced_check "$OUT/wrk.out" "$name"
 	set -- $PACED
+	[ "$BENCH_FAILED" = "$failed_run" ] || eval "${key}_failed=1"
 	[ "$key" = warm ] && return 0
 	eval "${key}_p50s=\"\$${key}_p50s $3\" ${key}_p99s=\"\$${key}_p99s $4\""
 	per_request "$key" svc "$svc" $(( $2 * SECS ))
@@ -153,13 +161,14 @@ median() {
 	echo $1 | tr ' ' '\n' | sort -n | sed -n 2p
 }
 
-# paced_report KEY NAME: the medians of KEY's 3 runs; sets P50 and P99.
+# paced_report KEY NAME [RATE]: the medians of KEY's 3 runs (at RATE);
+# sets P50 and P99.
 paced_report() {
 	eval "p50s=\$${1}_p50s p99s=\$${1}_p99s"
 	eval "cpu_us=\${${1}_cpu:-} svc_us=\${${1}_svc:-} pg_us=\${${1}_pg:-}"
 	P50=$(median "$p50s") P99=$(median "$p99s")
 	line=$(printf '%-34s %6s req/s  p50 %7s ms  p99 %7s ms' "$2" \
-	    "$RATE" "$P50" "$P99")
+	    "${3:-$RATE}" "$P50" "$P99")
 	[ -z "$svc_us" ] || line="$line  CPU/req: service $(median "$svc_us") us, PostgreSQL $(median "$pg_us") us"
 	[ -z "$cpu_us" ] || line="$line, HAProxy $(median "$cpu_us") us"
 	echo "$line   (median of 3; runs p50:$p50s, p99:$p99s)"
@@ -185,16 +194,63 @@ fixed_capacity() {
 	RATE=$(( RES / 2 ))
 }
 
+# fixed_quarter: the quarter-capacity rows (one instance alone, signed,
+# target p99 <= 5 ms) and the verification cost: what signing adds to an
+# answer's CPU, service and PostgreSQL together (the signature and
+# certificate checks in the service, the replay mark in PostgreSQL), as a
+# share of the throughput a machine bound by that CPU would lose:
+# 1 - CPU(unsigned) / CPU(signed), per pair of runs (signed and unsigned
+# back to back at the same rate on twin instances), the median of the 3
+# pairs; target at most 20%. The closed-loop rates it replaces varied
+# more between runs than the cost they measured (tests/bench/README.md).
+fixed_quarter() {
+	paced_report quarter "one instance alone, a quarter" "$QRATE"
+	q99=$P99
+	if awk -v p="$q99" 'BEGIN { exit !(p <= 5) }'; then
+		echo "one instance alone at a quarter of its capacity: p99 $q99 ms (target <= 5 ms): ok"
+	else
+		echo "one instance alone at a quarter of its capacity: p99 $q99 ms (target <= 5 ms): OVER TARGET"
+		bench_fail "one instance alone at a quarter: p99 $q99 ms beyond the 5 ms target"
+	fi
+	paced_report qplain "the same, unsigned" "$QRATE"
+	if [ -n "$quarter_failed$qplain_failed" ]; then
+		echo "verification cost: not measured (a run above failed)"
+		return 0
+	fi
+	# Each pair: service and PostgreSQL CPU per answer, signed and unsigned.
+	costs=$(echo "$quarter_svc" "$quarter_pg" "$qplain_svc" "$qplain_pg" | awk '{
+		for (i = 1; i <= 3; i++)
+			printf "%.1f ", 100 * (1 - ($(i + 6) + $(i + 9)) / ($i + $(i + 3)))
+	}')
+	cost=$(median "$costs")
+	extra=$(awk -v a="$(median "$quarter_svc")" -v b="$(median "$qplain_svc")" \
+	    -v c="$(median "$quarter_pg")" -v d="$(median "$qplain_pg")" \
+	    'BEGIN { printf "service %+d us, PostgreSQL %+d us", a - b, c - d }')
+	line="verification cost: $cost% of unsigned throughput at equal CPU ($extra per answer; pairs:$(printf ' %s%%' $costs))"
+	if awk -v c="$cost" 'BEGIN { exit !(c <= 20) }'; then
+		echo "$line (target <= 20%): ok"
+	else
+		echo "$line (target <= 20%): OVER TARGET"
+		bench_fail "verification cost $cost% beyond the 20% target"
+	fi
+}
+
 PACED_CONNS=${BENCH_PACED_CONNS:-32}
+PACED_MODE=signed
 bench_instance whole yes 2
+# The unsigned twin of "whole" (the verification cost below): the same
+# configuration but psd2_signing_required no (bench_conf), started with it.
+bench_instance wholeplain no 2
 bench_instance half1 yes 1
 bench_instance half2 yes 1
 fixed_capacity
 if [ "$RATE" -lt 10 ]; then
 	bench_fail "fixed rate: no capacity measured for the signed account list"
-	bench_stop $whole_pid $half1_pid $half2_pid
+	bench_stop $whole_pid $wholeplain_pid $half1_pid $half2_pid
 else
-	echo "fixed rate: signed account list at $RATE req/s (half of one instance's capacity)"
+	HRATE=$RATE QRATE=$(( RATE / 2 ))
+	echo "fixed rate: signed account list at $RATE req/s (half of one instance's capacity)" \
+	    "and $QRATE req/s (a quarter)"
 	hp1_port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
 	bench_haproxy one "$hp1_port" "${whole_base##*:}"
 	hp2_port=$(sh tests/port.sh free ${BENCH_PORTS:-18088 18099})
@@ -202,8 +258,8 @@ else
 	# The three setups take turns, run by run: background load that
 	# drifts (this machine's cores are shared) then falls on all three
 	# alike, not on whichever was measured last.
-	for k in alone one two direct; do
-		eval "${k}_p50s= ${k}_p99s= ${k}_cpu= ${k}_svc= ${k}_pg="
+	for k in alone one two direct quarter qplain; do
+		eval "${k}_p50s= ${k}_p99s= ${k}_cpu= ${k}_svc= ${k}_pg= ${k}_failed="
 	done
 	for round in warm 1 2 3; do
 		if [ "$round" = warm ]; then a=warm o=warm t=warm d=warm
@@ -214,6 +270,29 @@ else
 		    "http://127.0.0.1:$hp1_port" "$one_hpid" "$whole_pid"
 		paced_run $t "two behind HAProxy" \
 		    "http://127.0.0.1:$hp2_port" "$two_hpid" "$half1_pid" "$half2_pid"
+		# A quarter of the capacity: one instance alone, signed
+		# ("whole", warmed above), and its unsigned twin, which runs in
+		# the warm-up round too (its first use). The two take turns
+		# first: a pair's second run meets the first's rows.
+		RATE=$QRATE
+		case $round in
+		warm) PACED_MODE=unsigned
+			paced_run warm "quarter, unsigned" "$wholeplain_base" - \
+			    "$wholeplain_pid" ;;
+		2) PACED_MODE=unsigned
+			paced_run qplain "quarter, unsigned" "$wholeplain_base" - \
+			    "$wholeplain_pid"
+			PACED_MODE=signed
+			paced_run quarter "quarter, signed" "$whole_base" - \
+			    "$whole_pid" ;;
+		*) PACED_MODE=signed
+			paced_run quarter "quarter, signed" "$whole_base" - \
+			    "$whole_pid"
+			PACED_MODE=unsigned
+			paced_run qplain "quarter, unsigned" "$wholeplain_base" - \
+			    "$wholeplain_pid" ;;
+		esac
+		PACED_MODE=signed RATE=$HRATE
 	done
 	paced_report alone "one instance alone"
 	alone50=$P50 alone99=$P99
@@ -230,12 +309,15 @@ else
 		echo "two instances vs one, both behind HAProxy: MORE THAN 10% WORSE"
 		bench_fail "two behind HAProxy: p50 $P50 / p99 $P99 ms vs $one50 / $one99 ms for one"
 	fi
+	fixed_quarter
 	bench_pss whole
+	bench_pss wholeplain
 	bench_pss half1
 	bench_pss half2
 	# Stopped here, not only by bench.sh's trap: nothing of this section
 	# may outlive it. bench_stop also forgets them: a second kill of a
 	# process already gone fails (status 1), and under set -e that ended
 	# the whole bench after the press figure.
-	bench_stop $one_hpid $two_hpid $whole_pid $half1_pid $half2_pid
+	bench_stop $one_hpid $two_hpid $whole_pid $wholeplain_pid $half1_pid \
+	    $half2_pid
 fi

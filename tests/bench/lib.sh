@@ -40,7 +40,8 @@ bench_cleanup() {
 	trap '' TERM INT
 	bench_stop $BENCH_HELPERS $BENCH_PROXIES $BENCH_GATES
 	rm -f conf/bench-gate.conf conf/bench-whole.conf conf/bench-half1.conf \
-	    conf/bench-half2.conf conf/bench-plain.conf
+	    conf/bench-half2.conf conf/bench-plain.conf \
+	    conf/bench-wholeplain.conf conf/bench-nokpi.conf
 }
 
 # bench_fail WHAT: notes a failed measurement; bench.sh exits 1 at the end.
