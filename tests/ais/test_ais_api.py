@@ -201,6 +201,27 @@ def test_transaction_amounts_exact(w, api):
     assert "90071992547409.93" in r.text
 
 
+def test_corrected_transaction_shows_as_corrected(w, api, db):
+    # The page reads each entry as its row stores it (migration 190): a
+    # row written again must show what was written, not what was.
+    tid = w.b_ids[0]
+    booking, value, minor, text = w.b_rows[0]
+    try:
+        sql(db, """UPDATE account_transaction SET explanation = %s,
+                   amount_minor = %s, value_date = %s
+                   WHERE transaction_id = %s""",
+            "corrected \"entry\"", -4711, day(value, 1), tid)
+        txs = {t["transactionId"]: t for t in jload(api.get(
+            tx_path(w.b_id), w.token))["transactions"]}
+        assert txs[tid]["explanation"] == 'corrected "entry"'
+        assert str(txs[tid]["balanceAmount"]["amount"]) == "-47.11"
+        assert txs[tid]["valueDate"] == day(value, 1).isoformat()
+    finally:
+        sql(db, """UPDATE account_transaction SET explanation = %s,
+                   amount_minor = %s, value_date = %s
+                   WHERE transaction_id = %s""", text, minor, value, tid)
+
+
 def test_json_escaping_of_odd_explanations(w, api):
     r = api.get(tx_path(w.b_id), w.token)
     raw = r.content

@@ -31,6 +31,7 @@ BEGIN
 	INSERT INTO function_grant (fn, roles) VALUES
 		('access_log_ensure(integer)', '{psd2_service,psd2_operator}'),
 		('access_log_purge(integer)', '{psd2_operator}'),
+		('account_transaction_entry()', '{}'),
 		('ais_access(uuid,timestamp with time zone,text,bigint,uuid,text,boolean,inet,integer)', '{psd2_service}'),
 		('ais_account_balance(bytea,text,text,uuid,inet,integer,text)', '{psd2_service}'),
 		('ais_account_list(bytea,text,text,uuid,inet,integer)', '{psd2_service}'),
