@@ -417,6 +417,36 @@ def test_transaction_details(w, api):
         "remittanceInformationUnstructured": row[3]}}
 
 
+def test_corrected_transaction_shows_as_corrected(w, api, db, today):
+    # Both pages read each entry as its row stores it (migration 191): a
+    # row written again shows what was written, on the page and in the
+    # details, its text cut to the schema's 140 characters.
+    tid = w.b_tx[0]
+    long_text = 'corrected "entry" ' + "x" * 200
+    try:
+        sql(db, """UPDATE account_transaction SET explanation = %s,
+                   amount_minor = %s, value_date = %s
+                   WHERE transaction_id = %s""",
+            long_text, -4711, day(today, 3), tid)
+        want = {"transactionId": tid,
+                "bookingDate": day(today, 1).isoformat(),
+                "valueDate": day(today, 3).isoformat(),
+                "transactionAmount": {"currency": "EUR", "amount": "-47.11"},
+                "remittanceInformationUnstructured": long_text[:140]}
+        r = get(api, tx_url(w, w.b_id, day(today, 10)), w.tpp, w.consent)
+        assert r.status_code == 200, r.text
+        assert r.json()["transactions"]["booked"] == [want]
+        r = get(api, "%s/%s/transactions/%s" % (ACCOUNTS, w.b_id, tid),
+                w.tpp, w.consent)
+        assert r.status_code == 200, r.text
+        assert r.json() == {"transactionsDetails": want}
+    finally:
+        sql(db, """UPDATE account_transaction SET explanation = %s,
+                   amount_minor = %s, value_date = %s
+                   WHERE transaction_id = %s""",
+            "B in", 250, day(today, 2), tid)
+
+
 def test_transaction_details_unknown(w, api):
     for tid in ("T" + uuid.uuid4().hex[:20].upper(), w.b_tx[0], "x" * 65,
                 "bad!id"):

@@ -64,7 +64,6 @@ BEGIN
 		('bg_authreq(uuid,uuid,text)', '{psd2_service}'),
 		('bg_balances(bigint,text)', '{psd2_service}'),
 		('bg_bearer_only(bytea,text)', '{psd2_service}'),
-		('bg_booked_entry(text,date,date,bigint,text,text)', '{psd2_service}'),
 		('bg_consent_access(uuid)', '{psd2_service}'),
 		('bg_consent_authorisation_start(bytea,text,text,uuid,inet,uuid,uuid,uuid,text,text,text)', '{psd2_service}'),
 		('bg_consent_authorisations(bytea,text,text,uuid,inet,uuid,uuid,uuid,boolean,uuid)', '{psd2_service}'),
