@@ -295,6 +295,38 @@ ctl_tpp_status(PGconn *db, const char *org_id, const char *status)
 	return (0);
 }
 
+/*
+ * Refresh token rotation of a client on or off (migration 192: off only
+ * for clients that authenticate at the token endpoint, which is every
+ * client here; the FAPI 2.0 profile forbids rotation).
+ */
+static int
+ctl_tpp_rotation(PGconn *db, const char *client_id, const char *onoff)
+{
+	PGresult	*res;
+	char		 actor[128];
+	const char	*params[3] = { actor, client_id, NULL };
+	int		 found;
+
+	if (strcmp(onoff, "on") == 0)
+		params[2] = "true";
+	else if (strcmp(onoff, "off") == 0)
+		params[2] = "false";
+	else
+		return (2);
+	ctl_actor(actor, sizeof(actor));
+	res = ctl_exec(db, "SELECT operator_client_rotation($1, $2, $3)", 3,
+	    params);
+	found = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (!found) {
+		fprintf(stderr, "psd2ctl: no client %s\n", client_id);
+		return (1);
+	}
+	printf("%s: refresh token rotation %s\n", client_id, onoff);
+	return (0);
+}
+
 int
 ctl_tpp(PGconn *db, int argc, char **argv)
 {
@@ -310,5 +342,7 @@ ctl_tpp(PGconn *db, int argc, char **argv)
 		return (ctl_tpp_status(db, argv[1], "suspended"));
 	if (strcmp(argv[0], "activate") == 0 && argc == 2)
 		return (ctl_tpp_status(db, argv[1], "active"));
+	if (strcmp(argv[0], "refresh-rotation") == 0 && argc == 3)
+		return (ctl_tpp_rotation(db, argv[1], argv[2]));
 	return (2);
 }

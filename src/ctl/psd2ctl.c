@@ -32,6 +32,8 @@ usage(void)
 	    "          [--access-ttl SECONDS]\n"
 	    "  tpp list | tpp suspend ORG-ID | tpp activate ORG-ID\n"
 	    "  tpp rehash                keyed, salted form for old secret rows\n"
+	    "  tpp refresh-rotation CLIENT-ID on|off\n"
+	    "                            rotate refresh tokens (default on)\n"
 	    "  psu add USER [--password P] [--totp-secret B32] [--name N]\n"
 	    "  psu unlock USER\n"
 	    "  account add USER IBAN CURRENCY NAME [--resource-id ID]\n"

@@ -59,7 +59,7 @@ static const char sql_code[] =
     "SELECT result, scope, expires_in, description "
     "FROM oauth_code_grant_bound($1, $2, $3, $4, $5, $6, $7, $8)";
 static const char sql_refresh[] =
-    "SELECT result, scope, expires_in, description "
+    "SELECT result, scope, expires_in, description, rotated "
     "FROM oauth_refresh_grant_bound($1, $2, $3, $4, $5, $6)";
 static const char sql_client[] =
     "SELECT result, scope, expires_in, description "
@@ -400,6 +400,24 @@ token_grant(struct http_request *req, struct token_ctx *ctx, long long ttl)
 	return (DB_QUERY);
 }
 
+/*
+ * The refresh token of a granted answer: the new one, or for a client
+ * without rotation (a refresh grant that answers rotated false) the one
+ * presented, which stays valid.
+ */
+static const char *
+token_refresh_answered(struct http_request *req, struct token_ctx *ctx)
+{
+	const char	*presented;
+
+	/* Only the refresh grant's query has the fifth column. */
+	if (PQnfields(db_result(&ctx->q)) < 5 || db_bool(&ctx->q, 0, 4))
+		return (ctx->refresh);
+	presented = NULL;
+	(void)http_argument_get_string(req, "refresh_token", &presented);
+	return (presented != NULL ? presented : ctx->refresh);
+}
+
 static void
 token_answer(struct http_request *req, struct token_ctx *ctx)
 {
@@ -430,7 +448,7 @@ token_answer(struct http_request *req, struct token_ctx *ctx)
 	}
 	respond_json(req, 200, json_pack("{s:s, s:s, s:s, s:I, s:s}",
 	    "access_token", ctx->access, "token_type", "bearer",
-	    "refresh_token", ctx->refresh,
+	    "refresh_token", token_refresh_answered(req, ctx),
 	    "expires_in", (json_int_t)db_int(&ctx->q, 0, 2),
 	    "scope", db_value(&ctx->q, 0, 1)));
 }

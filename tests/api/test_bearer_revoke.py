@@ -198,48 +198,117 @@ def test_revoke_missing_token_parameter(psu_factory):
 
 
 
-def test_revoke_waiting_for_a_refresh_takes_what_it_issued(psu_factory,
-                                                           dbinfo):
-    """A revocation that arrives while a refresh grant of the family is
-    in flight revokes the tokens that grant issues too: the grant is held
-    open between its statement and its commit (the service's grant runs
-    the same function), the revocation waits for it."""
-    tok = tokens(psu_factory())
-    spent = hashlib.sha256(tok["refresh_token"].encode()).digest()
+GRANT = ("SELECT result, description, rotated FROM "
+         "oauth_refresh_grant_bound(%s, %s, %s, %s, 900, NULL)")
+
+
+def grant_row(cur, hashed, client_id):
+    cur.execute(GRANT, (hashed, client_id, os.urandom(32), os.urandom(32)))
+    return cur.fetchone()
+
+
+def while_a_grant_is_open(dbinfo, hashed, client_id, rotated, second):
+    """A refresh grant of the token with digest hashed, held open between
+    its statement and its commit (the service's grant runs the same
+    function); meanwhile second(cursor) on a connection of its own, in a
+    thread, which must wait for the grant's lock. Returns what second
+    returned, once the grant has committed, and that connection."""
     grant = psd2lib.db_connect(psd2lib.as_superuser(dbinfo))
-    revoker = psd2lib.db_connect(psd2lib.as_superuser(dbinfo))
+    other = psd2lib.db_connect(psd2lib.as_superuser(dbinfo))
     grant.autocommit = False
+    other.autocommit = True
     with grant.cursor() as cur:
-        cur.execute("SELECT result FROM oauth_refresh_grant_bound(%s, %s, "
-                    "%s, %s, 900, NULL)",
-                    (spent, SC.client_id, os.urandom(32), os.urandom(32)))
-        assert cur.fetchone()[0] == "ok"
-    pid = revoker.get_backend_pid()
+        assert grant_row(cur, hashed, client_id) == ("ok", None, rotated)
     done = []
-    t = threading.Thread(target=lambda: done.append(
-        revoker.cursor().execute("SELECT oauth_revoke(%s, %s)",
-                                 (spent, SC.client_id))))
+
+    def run():
+        with other.cursor() as cur:
+            done.append(second(cur))
+
+    t = threading.Thread(target=run)
     t.start()
     with psd2lib.db_connect(psd2lib.as_superuser(dbinfo)) as watch:
         for _ in range(100):
             with watch.cursor() as cur:
                 cur.execute("SELECT wait_event_type FROM pg_stat_activity "
-                            "WHERE pid = %s", (pid,))
+                            "WHERE pid = %s", (other.get_backend_pid(),))
                 if cur.fetchone()[0] == "Lock":
                     break
             time.sleep(0.05)
         else:
-            pytest.fail("the revocation never waited for the grant")
+            pytest.fail("the second never waited for the grant")
     grant.commit()
     t.join(10)
-    assert done, "the revocation did not finish"
-    with revoker.cursor() as cur:
-        cur.execute("SELECT kind, revoked_at IS NOT NULL FROM token "
-                    "WHERE family = (SELECT family FROM token "
-                    "WHERE token_hash = %s) ORDER BY created_at, kind",
-                    (spent,))
-        rows = cur.fetchall()
-    assert len(rows) == 4, rows
-    assert all(revoked for _, revoked in rows), rows
     grant.close()
-    revoker.close()
+    assert done, "the second did not finish"
+    return done[0], other
+
+
+def family_rows(conn, hashed):
+    """(kind, used, revoked) of every token of hashed's family."""
+    with conn.cursor() as cur:
+        cur.execute("SELECT kind, used_at IS NOT NULL, revoked_at IS NOT "
+                    "NULL FROM token WHERE family = (SELECT family FROM "
+                    "token WHERE token_hash = %s) ORDER BY kind",
+                    (hashed,))
+        return cur.fetchall()
+
+
+def revoke(hashed, client_id):
+    return lambda cur: cur.execute("SELECT oauth_revoke(%s, %s)",
+                                   (hashed, client_id))
+
+
+def test_revoke_waiting_for_a_refresh_takes_what_it_issued(psu_factory,
+                                                           dbinfo):
+    """A revocation that arrives while a refresh grant of the family is
+    in flight revokes the tokens that grant issues too: it waits for the
+    grant."""
+    tok = tokens(psu_factory())
+    spent = hashlib.sha256(tok["refresh_token"].encode()).digest()
+    _, conn = while_a_grant_is_open(dbinfo, spent, SC.client_id, True,
+                                    revoke(spent, SC.client_id))
+    rows = family_rows(conn, spent)
+    conn.close()
+    # The code grant's pair and the grant's pair.
+    assert len(rows) == 4, rows
+    assert all(revoked for _, _, revoked in rows), rows
+
+
+def test_same_refresh_token_twice_at_once(psu_factory, dbinfo):
+    """Two grants of one refresh token at the same time: the second waits
+    for the first (the spent token's row lock), then finds the token spent
+    and revokes the family, what the first issued included (RFC 9700
+    4.14.2)."""
+    tok = tokens(psu_factory())
+    spent = hashlib.sha256(tok["refresh_token"].encode()).digest()
+    second, conn = while_a_grant_is_open(
+        dbinfo, spent, SC.client_id, True,
+        lambda cur: grant_row(cur, spent, SC.client_id))
+    rows = family_rows(conn, spent)
+    conn.close()
+    assert second == ("invalid_grant", "The refresh token was already used.",
+                      True)
+    assert len(rows) == 4, rows
+    assert all(revoked for _, _, revoked in rows), rows
+    # Only the spent token is marked used.
+    assert sum(used for _, used, _ in rows) == 1, rows
+
+
+def test_revoke_waits_for_a_grant_without_rotation(psu_factory,
+                                                   client_factory, dbinfo):
+    """The same for a client without rotation (migration 192): its grant
+    spends nothing, but holds its refresh token's row (FOR KEY SHARE)
+    until it commits, so the revocation waits and takes the access token
+    the grant issued."""
+    c = client_factory()
+    psd2lib.psd2ctl("tpp", "refresh-rotation", c.client_id, "off")
+    tok = tokens(psu_factory(), client=c)
+    kept = hashlib.sha256(tok["refresh_token"].encode()).digest()
+    _, conn = while_a_grant_is_open(dbinfo, kept, c.client_id, False,
+                                    revoke(kept, c.client_id))
+    rows = family_rows(conn, kept)
+    conn.close()
+    # The code grant's pair and the grant's access token, none spent.
+    assert [k for k, _, _ in rows] == ["access", "access", "refresh"], rows
+    assert all(revoked and not used for _, used, revoked in rows), rows

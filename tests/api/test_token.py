@@ -224,6 +224,113 @@ def test_refresh_with_authlib_replay_raises(psu_factory):
     assert e.value.error == "invalid_grant"
 
 
+# -- a client without refresh token rotation ---------------------------------
+
+def client_without_rotation(client_factory):
+    c = client_factory()
+    out = psd2lib.psd2ctl("tpp", "refresh-rotation", c.client_id,
+                          "off").stdout
+    assert out.strip() == "%s: refresh token rotation off" % c.client_id
+    return c
+
+
+def test_refresh_without_rotation_answers_the_same_token(psu_factory,
+                                                         client_factory,
+                                                         signer, dbinfo):
+    # RFC 9700 4.14.2 and the FAPI 2.0 profile: a client that authenticates
+    # keeps its refresh token; each grant issues a new access token only.
+    c = client_without_rotation(client_factory)
+    code, _, _, _ = run_code_flow(c, psu_factory())
+    tok = exchange_code(c, code).json()
+    seen = {tok["access_token"]}
+    for _ in range(3):
+        r = token_request({"grant_type": "refresh_token",
+                           "refresh_token": tok["refresh_token"]}, c)
+        assert r.status_code == 200, r.text
+        new = r.json()
+        psd2lib.register_tokens(new, c)
+        assert_token_response(new, "ACCOUNT_INFORMATION")
+        assert new["refresh_token"] == tok["refresh_token"]
+        assert new["access_token"] not in seen
+        seen.add(new["access_token"])
+        assert_token_alive(signer, new)
+    with db_connect(psd2lib.as_superuser(dbinfo)) as db, \
+            db.cursor() as cur:
+        cur.execute("SELECT kind, count(*), count(used_at) FROM token "
+                    "WHERE family = (SELECT family FROM token "
+                    "WHERE token_hash = %s) GROUP BY kind ORDER BY kind",
+                    (hashlib.sha256(tok["refresh_token"].encode())
+                     .digest(),))
+        assert cur.fetchall() == [("access", 4, 0), ("refresh", 1, 0)]
+        cur.execute("SELECT actor LIKE 'operator:%%', detail FROM audit_log "
+                    "WHERE action = 'tpp.client_rotation' "
+                    "AND detail->>'client_id' = %s", (c.client_id,))
+        assert cur.fetchall() == [(True, {"client_id": c.client_id,
+                                          "rotation": False})]
+
+
+def test_refresh_without_rotation_ends_with_revocation(psu_factory,
+                                                       client_factory,
+                                                       signer):
+    c = client_without_rotation(client_factory)
+    code, _, _, _ = run_code_flow(c, psu_factory())
+    tok = exchange_code(c, code).json()
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, c)
+    new = r.json()
+    psd2lib.register_tokens(new, c)
+    assert_token_alive(signer, new)
+    r = psd2lib.revoke_request({"token": tok["refresh_token"]}, c)
+    assert r.status_code == 200, r.text
+    assert_token_dead(signer, c, new)
+    assert_token_dead(signer, c, tok)
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, c)
+    assert_oauth_error(r, 400, "invalid_grant")
+    assert r.json()["error_description"] == "The refresh token was revoked."
+
+
+def test_refresh_without_rotation_other_client_refused(psu_factory,
+                                                       client_factory):
+    c = client_without_rotation(client_factory)
+    other = client_without_rotation(client_factory)
+    code, _, _, _ = run_code_flow(c, psu_factory())
+    tok = exchange_code(c, code).json()
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, other)
+    assert_oauth_error(r, 400, "invalid_grant")
+    assert r.json()["error_description"] == "The refresh token is invalid."
+
+
+def test_rotation_back_on_spends_the_token(psu_factory, client_factory,
+                                           signer):
+    # Turned on again, the client's next grant rotates, and the token it
+    # kept until then is spent: presented again, it revokes the family.
+    c = client_without_rotation(client_factory)
+    code, _, _, _ = run_code_flow(c, psu_factory())
+    tok = exchange_code(c, code).json()
+    psd2lib.psd2ctl("tpp", "refresh-rotation", c.client_id, "on")
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, c)
+    new = r.json()
+    psd2lib.register_tokens(new, c)
+    assert new["refresh_token"] != tok["refresh_token"]
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, c)
+    assert_oauth_error(r, 400, "invalid_grant")
+    assert_token_dead(signer, c, new)
+
+
+def test_refresh_rotation_command_refusals():
+    r = psd2lib.psd2ctl("tpp", "refresh-rotation", "no-such-client", "off",
+                        check=False)
+    assert r.returncode == 1
+    assert "no client no-such-client" in r.stderr
+    r = psd2lib.psd2ctl("tpp", "refresh-rotation", SC.client_id, "maybe",
+                        check=False)
+    assert r.returncode == 2
+
+
 # -- code misuse ------------------------------------------------------------
 
 def test_code_reuse_revokes_first_tokens(psu_factory, signer):

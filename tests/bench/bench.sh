@@ -21,8 +21,9 @@
 # both surfaces (the contract's and the standard interface's /xs2a, with
 # the overhead of the latter); BENCH_ONLY=kpi: only the set-up and the
 # KPI recording rows (the signed account list with and without);
-# BENCH_ONLY=oauth: only the set-up, the refresh grant over HTTP, its
-# reference (node oidc-provider in memory, tests/bench/oidc-provider),
+# BENCH_ONLY=oauth: only the set-up, the refresh grant over HTTP (with
+# rotation, and without as the reference), its reference (node
+# oidc-provider in memory, tests/bench/oidc-provider),
 # pgbench's refresh statement, then the signed account list and the
 # reference's userinfo; BENCH_ONLY=fixed: only the set-up and the
 # fixed-rate section (the quarter- and half-capacity rows, the
@@ -145,22 +146,62 @@ bench_kpi() {
 # A pool of refresh tokens spread over the bench consents, one per
 # request, sized well above what a run can spend (a run that exhausts it
 # gets 400s and fails).
-bench_refresh() {
-	tokens=$(( SECS * 5000 ))
-	$PSQL > "$OUT/tokens-refresh" <<SQL
+# bench_refresh_tokens FILE CLIENT N: N refresh tokens of CLIENT spread
+# over the bench consents, one a line in FILE.
+bench_refresh_tokens() {
+	$PSQL > "$1" <<SQL
 CREATE TEMP TABLE t AS SELECT gen_random_uuid()::text AS tok,
     md5('bench-consent-bench-acc-' || lpad((1 + n % $PSUS)::text, 5, '0'))::uuid AS consent_id
-    FROM generate_series(1, $tokens) n;
+    FROM generate_series(1, $3) n;
 INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
     expires_at)
 SELECT sha256(convert_to(tok, 'UTF8')), 'refresh', gen_random_uuid(),
-    'sandbox-tpp', consent_id, '{ACCOUNT_INFORMATION}',
+    '$2', consent_id, '{ACCOUNT_INFORMATION}',
     now() + interval '1 day' FROM t;
 SELECT tok FROM t;
 SQL
+}
+bench_refresh() {
+	bench_refresh_tokens "$OUT/tokens-refresh" sandbox-tpp $(( SECS * 5000 ))
 	TOKENS=$OUT/tokens-refresh BASIC=$(printf 'sandbox-tpp:sandbox-secret' | base64) \
 	    bench_wrk "token: refresh grant" 32 -s tests/bench/refresh.lua "$gate_base"
 	bench_pss gate
+}
+
+# --- refresh grant without rotation (bench_refresh_kept) -------------------
+# The reference's work: its refresh tokens are not rotated, so here a
+# client without rotation (psd2ctl tpp refresh-rotation ... off), one
+# refresh token per bench consent, each presented again and again
+# (REUSE=1, as the reference's), each grant a new access token row and a
+# durable commit. Then the reference's row (bench_oidc_refresh) and the
+# two compared: the target is at least the reference's rate.
+bench_refresh_kept() {
+	"$BIN/psd2ctl" -c conf/bench-gate.conf tpp add --name "Bench Kept" \
+	    --org-id PSDDE-BAFIN-990001 --client-id bench-kept \
+	    --secret bench-kept-secret \
+	    --redirect-uri http://127.0.0.1:8000/callback >/dev/null
+	"$BIN/psd2ctl" -c conf/bench-gate.conf tpp refresh-rotation \
+	    bench-kept off >/dev/null
+	bench_refresh_tokens "$OUT/tokens-kept" bench-kept "$PSUS"
+	TOKENS=$OUT/tokens-kept REUSE=1 \
+	    BASIC=$(printf 'bench-kept:bench-kept-secret' | base64) \
+	    bench_wrk "token: refresh grant, not rotated" 32 \
+	    -s tests/bench/refresh.lua "$gate_base"
+	KEPT_RES=$RES
+	bench_pss gate
+}
+
+# bench_refresh_compare: the row above against the reference's (RES of
+# bench_oidc_refresh, run right after it).
+bench_refresh_compare() {
+	pct=$(awk -v a="$KEPT_RES" -v b="$RES" \
+	    'BEGIN { printf "%.0f", (b > 0 ? 100 * a / b : 0) }')
+	if [ "$pct" -ge 100 ]; then
+		echo "refresh grant, not rotated: $pct% of the reference's rate (target >= 100%): ok"
+	else
+		echo "refresh grant, not rotated: $pct% of the reference's rate (target >= 100%): BELOW TARGET"
+		bench_fail "refresh grant, not rotated: $pct% of the reference's rate (target >= 100%)"
+	fi
 }
 
 # --- pgbench: what one refresh grant does to the database -----------------
@@ -194,7 +235,9 @@ SQL
 
 if [ "$ONLY" = oauth ]; then
 	bench_refresh
+	bench_refresh_kept
 	bench_oidc_refresh
+	bench_refresh_compare
 	bench_pgbench_refresh
 	bench_access_tokens "$OUT/tokens-ais"
 	bench_surface_run "AIS list (signed)" list
@@ -236,7 +279,9 @@ bench_pss gate
 
 # --- refresh grant, then the reference's -----------------------------------
 bench_refresh
+bench_refresh_kept
 bench_oidc_refresh
+bench_refresh_compare
 
 # --- account information, signed, both surfaces (bench_ais above) --------
 bench_ais

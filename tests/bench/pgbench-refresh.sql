@@ -1,8 +1,8 @@
 -- What one refresh grant does to the database, on the bench's tables of
 -- realistic size (tests/bench/data.sql): the service's own statement
 -- (src/oauth/token.c sql_refresh), so the same rows are read (the
--- refresh token FOR UPDATE, the client, the consent), updated (the spent
--- token) and inserted (new access and refresh token), one durable commit.
+-- client, the consent), updated (the spent refresh token) and inserted
+-- (new access and refresh token), one durable commit.
 -- Client c spends the pool's tokens c*:per_client + 1, + 2, ... (made by
 -- tests/bench/bench.sh as sha256 of the 8-byte number); anything but
 -- 'ok' (an exhausted or reused token) divides by zero, which aborts the

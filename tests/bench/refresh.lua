@@ -2,9 +2,10 @@
 -- (tokens rotate, so a token is good once). TOKENS names the file; thread
 -- n of N takes tokens n, n+N, ... A pool that runs out sends
 -- "exhausted", answered 400: the run then fails (report.lua).
--- TOKEN_PATH the token endpoint (default psd2gate's). REUSE=1 for a
--- server that does not rotate (the oidc-provider reference): a thread
--- that reaches the end of its tokens starts again from its first.
+-- TOKEN_PATH the token endpoint (default psd2gate's). REUSE=1 where
+-- tokens are not rotated (the oidc-provider reference, a psd2gate client
+-- without rotation): a thread that reaches the end of its tokens starts
+-- again from its first.
 local counter = 0
 
 function setup(thread)

@@ -48,7 +48,7 @@ CREATE OR REPLACE FUNCTION session_psu_payment(p_session_hash bytea,
 RETURNS bigint LANGUAGE sql AS $$
 	UPDATE web_session SET last_seen_at = now(),
 	    expires_at = now() + make_interval(secs => p_idle)
-	WHERE id_hash = p_session_hash AND expires_at > now()
+	WHERE id_hash = p_session_hash AND expires_at - now() > '0'
 	    AND (subject_kind = 'psu' OR (subject_kind = 'psu_payment'
 		AND payment_id = p_id))
 	RETURNING subject_id;
@@ -82,7 +82,7 @@ BEGIN
 		    WHERE id_hash = p_session_hash
 			AND subject_kind = 'psu_payment'
 			AND subject_id = p_psu_id AND payment_id = p_id
-			AND expires_at > now()) THEN
+			AND expires_at - now() > '0') THEN
 			RETURN 'repeat';
 		END IF;
 		RETURN 'expired';

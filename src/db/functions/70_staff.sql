@@ -105,7 +105,7 @@ BEGIN
 		IF NOT EXISTS (SELECT 1 FROM web_session w
 		    JOIN staff s ON s.id = w.subject_id
 		    WHERE w.id_hash = p_session_hash
-			AND w.subject_kind = 'staff' AND w.expires_at > now()
+			AND w.subject_kind = 'staff' AND w.expires_at - now() > '0'
 			AND s.status = 'active') THEN
 			RETURN 'expired';
 		END IF;
@@ -140,7 +140,7 @@ RETURNS SETOF record LANGUAGE sql AS $$
 		UPDATE web_session SET last_seen_at = now(),
 		    expires_at = now() + make_interval(secs => p_idle)
 		WHERE id_hash = p_session_hash AND subject_kind = 'staff'
-		    AND expires_at > now()
+		    AND expires_at - now() > '0'
 		RETURNING subject_id
 	)
 	SELECT s.id, s.username, s.display_name, s.role

@@ -128,6 +128,29 @@ BEGIN
 END;
 $$;
 
+-- Refresh token rotation of a client on or off (migration 192); with
+-- its audit row when it changes. false: no such client.
+CREATE OR REPLACE FUNCTION operator_client_rotation(p_actor text,
+    p_client_id text, p_rotation boolean)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM 1 FROM oauth_client WHERE client_id = p_client_id;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+	UPDATE oauth_client SET refresh_rotation = p_rotation
+	WHERE client_id = p_client_id
+	    AND refresh_rotation IS DISTINCT FROM p_rotation;
+	IF FOUND THEN
+		INSERT INTO audit_log (actor, action, detail)
+		VALUES (p_actor, 'tpp.client_rotation',
+		    jsonb_build_object('client_id', p_client_id,
+			'rotation', p_rotation));
+	END IF;
+	RETURN true;
+END;
+$$;
+
 -- A client secret row of the unsalted form (secret_hash = SHA-256 of the
 -- secret) to the keyed form over the same digest; only while the row is
 -- still the one psd2ctl read (p_old_hash). true when converted.

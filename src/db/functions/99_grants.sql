@@ -143,6 +143,7 @@ BEGIN
 		('operator_account_add(text,text,text,text,text,text)', '{psd2_operator}'),
 		('operator_client_add(text,text,text,text,bytea,bytea,text,text[],boolean,integer)', '{psd2_operator}'),
 		('operator_client_rehash(text,text,bytea,bytea,bytea,text)', '{psd2_operator}'),
+		('operator_client_rotation(text,text,boolean)', '{psd2_operator}'),
 		('operator_psu_add(text,text,text,text,text)', '{psd2_operator}'),
 		('operator_psu_unlock(text,text)', '{psd2_operator}'),
 		('operator_staff_add(text,text,text,text,text,text)', '{psd2_operator}'),
