@@ -176,6 +176,7 @@ bench_refresh() {
 # durable commit. Then the reference's row (bench_oidc_refresh) and the
 # two compared: the target is at least the reference's rate.
 bench_refresh_kept() {
+	KEPT_FAILED=$BENCH_FAILED
 	"$BIN/psd2ctl" -c conf/bench-gate.conf tpp add --name "Bench Kept" \
 	    --org-id PSDDE-BAFIN-990001 --client-id bench-kept \
 	    --secret bench-kept-secret \
@@ -192,8 +193,12 @@ bench_refresh_kept() {
 }
 
 # bench_refresh_compare: the row above against the reference's (RES of
-# bench_oidc_refresh, run right after it).
+# bench_oidc_refresh, run right after it); only if neither row failed.
 bench_refresh_compare() {
+	if [ "$BENCH_FAILED" != "$KEPT_FAILED" ]; then
+		echo "refresh grant, not rotated: not compared with the reference (a run above failed)"
+		return 0
+	fi
 	pct=$(awk -v a="$KEPT_RES" -v b="$RES" \
 	    'BEGIN { printf "%.0f", (b > 0 ? 100 * a / b : 0) }')
 	if [ "$pct" -ge 100 ]; then
