@@ -5,6 +5,7 @@ import datetime
 import secrets
 import uuid
 
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -63,9 +64,20 @@ def http_login(staff, sess=None):
 
 
 def wait_for(d, ident, timeout=30):
-    """The element with id ident once the page that has it loaded."""
-    return WebDriverWait(d, timeout).until(
-        EC.presence_of_element_located(("id", ident)))
+    """The element with id ident once the page that has it loaded. A look
+    that a form's answer interrupts, replacing the page, is aborted by
+    that navigation (chromedriver: "aborted by navigation"): look again."""
+    present = EC.presence_of_element_located(("id", ident))
+
+    def look(drv):
+        try:
+            return present(drv)
+        except WebDriverException as e:
+            if "aborted by navigation" in str(e):
+                return False
+            raise
+
+    return WebDriverWait(d, timeout).until(look)
 
 
 def browser_login(d, staff, lang=None):
