@@ -106,7 +106,10 @@ $$;
 -- official file, without the optional _links: the link would make a page
 -- half as large again, 18.4 kB instead of 12 kB for 50). SECURITY
 -- DEFINER: the sandbox's seeding (psd2_operator) writes transactions
--- too, and only the service may execute ais_amount.
+-- too, and only the service may execute ais_amount and bg_amount
+-- (functions/34_bg_accounts.sql, the one definition of the standard
+-- interface's amount; migration 191 wrote it out, as it runs before
+-- these files).
 CREATE OR REPLACE FUNCTION account_transaction_entry() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
 BEGIN
@@ -122,9 +125,7 @@ BEGIN
 	    'transactionId', NEW.transaction_id,
 	    'bookingDate', to_char(NEW.booking_date, 'YYYY-MM-DD'),
 	    'valueDate', to_char(NEW.value_date, 'YYYY-MM-DD'),
-	    'transactionAmount', json_build_object(
-		'currency', NEW.currency,
-		'amount', ais_amount(NEW.amount_minor, NEW.currency)::text),
+	    'transactionAmount', bg_amount(NEW.amount_minor, NEW.currency),
 	    'remittanceInformationUnstructured', left(NEW.explanation, 140));
 	RETURN NEW;
 END;
