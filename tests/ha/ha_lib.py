@@ -277,9 +277,14 @@ class TokenLoad:
     own token line: a 200 answer's tokens are recorded as committed (the
     client saw them); after a 503 (the query did not run) the same refresh
     token is sent again; after any other failure the chain stops (the
-    grant may or may not have committed: its old token may be spent)."""
+    grant may or may not have committed: its old token may be spent).
 
-    def __init__(self, base, client, grants, signer, pause=0.02):
+    kept: (client, grants) of a client without refresh token rotation,
+    whose chains (kind "refresh-kept") also send the same token again
+    after a 500: its grant never spends the token, so the outcome of a
+    broken grant does not matter to the retry."""
+
+    def __init__(self, base, client, grants, signer, pause=0.02, kept=None):
         import threading
         self.base = base
         self.client = client
@@ -288,11 +293,17 @@ class TokenLoad:
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.results = []       # (kind, t0, t1, status, body, exc)
-        self.issued = [dict(g) for g in grants]
+        kept_client, kept_grants = kept if kept else (None, [])
+        self.issued = [dict(g) for g in list(grants) + list(kept_grants)]
         self.chains = [dict(g) for g in grants]
+        self.chain_client = [client] * len(grants)
+        self.chains += [dict(g) for g in kept_grants]
+        self.chain_client += [kept_client] * len(kept_grants)
+        # Why a chain stopped: (t0, status) of its last answer, or None.
+        self.ended = [None] * len(self.chains)
         self.threads = [threading.Thread(target=self._chain, args=(i,),
                                          daemon=True)
-                        for i in range(len(grants))]
+                        for i in range(len(self.chains))]
         self.threads.append(threading.Thread(target=self._ais, daemon=True))
 
     def _record(self, kind, t0, r, exc):
@@ -305,25 +316,30 @@ class TokenLoad:
 
     def _chain(self, i):
         import time
+        client = self.chain_client[i]
+        kept = client is not self.client
+        again = (500, 503) if kept else (503,)
         while not self.stop.is_set():
             t0 = time.monotonic()
             try:
                 r = requests.post(self.base() + "/auth/oauth/token", data={
                     "grant_type": "refresh_token",
                     "refresh_token": self.chains[i]["refresh_token"]},
-                    auth=(self.client.client_id, self.client.secret),
+                    auth=(client.client_id, client.secret),
                     timeout=10)
                 exc = None
             except requests.RequestException as e:
                 r, exc = None, e
-            self._record("refresh", t0, r, exc)
+            self._record("refresh-kept" if kept else "refresh", t0, r, exc)
             if r is not None and r.status_code == 200:
                 tok = r.json()
-                psd2lib.register_tokens(tok, self.client)
+                psd2lib.register_tokens(tok, client)
                 with self.lock:
                     self.issued.append(tok)
                     self.chains[i] = tok
-            elif r is None or r.status_code != 503:
+            elif r is None or r.status_code not in again:
+                self.ended[i] = (t0, r.status_code if r is not None
+                                 else None)
                 return
             time.sleep(self.pause)
 
