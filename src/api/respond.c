@@ -134,11 +134,17 @@ respond_html(struct http_request *req, int status, const char *html,
 	respond_raw(req, status, "text/html; charset=utf-8", html, len);
 }
 
+/*
+ * After a POST, 303: the browser follows with a GET and never sends the
+ * form (a PSU's decision, credentials) on to the client (FAPI 2.0
+ * 5.3.2.2 rules out 307).
+ */
 void
 respond_redirect(struct http_request *req, const char *url)
 {
 	http_response_header(req, "location", url);
-	respond_raw(req, 302, NULL, NULL, 0);
+	respond_raw(req, req->method == HTTP_METHOD_POST ? 303 : 302, NULL,
+	    NULL, 0);
 }
 
 void

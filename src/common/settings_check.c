@@ -45,7 +45,7 @@ static const struct setting_rule	rules[] = {
 	{ "audit_seal_interval", SET_INT, 0, 3600, NULL },
 	{ "cookie_secure", SET_BOOL, 0, 0, NULL },
 	{ "access_token_ttl", SET_INT, 1, 86400, NULL },
-	{ "code_ttl", SET_INT, 1, 600, NULL },
+	{ "code_ttl", SET_INT, 1, 60, NULL },
 	/* RTS Art. 4(3)(d): at most 5 minutes without activity. */
 	{ "session_idle", SET_INT, 1, 300, NULL },
 	/* Staff pages: at most 15 minutes without activity. */

@@ -22,7 +22,6 @@
 
 int	oauth_metadata(struct http_request *);
 
-#define METADATA_URL_MAX	512
 
 /* Host header characters of a name, an IPv4 or [IPv6] address and port. */
 static int
@@ -102,7 +101,7 @@ oauth_metadata(struct http_request *req)
 	static const char *const	auth[] = { "client_secret_basic",
 		NULL };
 	static const char *const	locales[] = { "en", "de", "nl", NULL };
-	char				 issuer[METADATA_URL_MAX];
+	char				 issuer[OAUTH_ISSUER_MAX];
 	const char			*mtls;
 	json_t				*doc;
 
@@ -135,6 +134,8 @@ oauth_metadata(struct http_request *req)
 	    metadata_list(auth));
 	json_object_set_new(doc, "ui_locales_supported",
 	    metadata_list(locales));
+	json_object_set_new(doc,
+	    "authorization_response_iss_parameter_supported", json_true());
 	if ((mtls = settings_get("mtls_base", NULL)) != NULL)
 		metadata_mtls(doc, mtls);
 	respond_json(req, 200, doc);

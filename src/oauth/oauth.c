@@ -110,13 +110,24 @@ oauth_append_param(struct kore_buf *buf, const char *name, const char *value)
 	kore_free(enc);
 }
 
+/*
+ * Every authorisation response, success or error, names the issuer
+ * (RFC 9207), the metadata's: a client that talks to several servers
+ * tells by it which one answered (mix-up attacks).
+ */
 static void
 oauth_redirect(struct http_request *req, json_t *request, const char *n1,
     const char *v1, const char *n2, const char *v2)
 {
 	struct kore_buf	*buf;
 	const char	*uri, *state;
+	char		 issuer[OAUTH_ISSUER_MAX];
 
+	if (oauth_issuer(req, issuer, sizeof(issuer)) == -1) {
+		respond_oauth_error(req, 400, "invalid_request",
+		    "The Host header is not a host name or address.");
+		return;
+	}
 	uri = json_string_value(json_object_get(request, "redirect_uri"));
 	state = json_string_value(json_object_get(request, "state"));
 	buf = kore_buf_alloc(512);
@@ -124,6 +135,7 @@ oauth_redirect(struct http_request *req, json_t *request, const char *n1,
 	oauth_append_param(buf, n1, v1);
 	oauth_append_param(buf, n2, v2);
 	oauth_append_param(buf, "state", state);
+	oauth_append_param(buf, "iss", issuer);
 	kore_buf_append(buf, "", 1);
 	respond_redirect(req, (const char *)buf->data);
 	kore_buf_free(buf);

@@ -80,6 +80,7 @@ const char	*oauth_repeated_param(struct http_request *,
  * on any port). -1 when the Host header is no host or it does not fit.
  */
 int	oauth_issuer(struct http_request *, char *, size_t);
+#define OAUTH_ISSUER_MAX	512
 
 /*
  * The consent page of an authorisation request (consent.c), shown when

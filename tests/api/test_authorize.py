@@ -86,6 +86,12 @@ def test_bad_redirect_uri_wins_over_bad_response_type():
 
 # -- error redirects ------------------------------------------------------
 
+def issuer():
+    r = get(MAIN_URL + "/.well-known/oauth-authorization-server")
+    assert r.status_code == 200, r.text
+    return r.json()["issuer"]
+
+
 def assert_error_redirect(r, error, state, redirect_uri=RU):
     assert r.status_code == 302, (r.status_code, r.text[:500])
     parts, q = location_params(r)
@@ -94,6 +100,8 @@ def assert_error_redirect(r, error, state, redirect_uri=RU):
     assert base == redirect_uri.split("?")[0]
     assert q.get("error") == [error], r.headers["Location"]
     assert q.get("state") == [state], r.headers["Location"]
+    # RFC 9207: an error response names the issuer too.
+    assert q.get("iss") == [issuer()], r.headers["Location"]
     assert q.get("error_description") and q["error_description"][0].strip()
     assert "code" not in q
     return q

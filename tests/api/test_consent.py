@@ -7,7 +7,7 @@ import pytest
 import psd2lib
 from psd2lib import (MAIN_URL, PsuBrowser, authorize_url, compact,
                      location_params, norm_text, sandbox_client)
-from test_authorize import ODD_STATE, assert_security_headers
+from test_authorize import ODD_STATE, assert_security_headers, issuer
 
 SC = sandbox_client()
 
@@ -92,7 +92,7 @@ def test_payment_only_scope_asks_for_accounts(psu_factory):
     assert r.status_code == 400
     assert "code" not in location_params(r)[1]
     r = b.submit_consent("approve", accounts=ids[:1])
-    assert r.status_code == 302
+    assert r.status_code == 303
     assert "code" in location_params(r)[1]
 
 
@@ -117,18 +117,19 @@ def test_accept_language_carries_to_consent(psu_factory):
 def test_deny_redirects_access_denied(psu_factory):
     b = to_consent(psu_factory(), SC, state=ODD_STATE)
     r = b.submit_consent("deny", accounts=[])
-    assert r.status_code == 302
+    assert r.status_code == 303
     parts, q = location_params(r)
     assert parts.scheme + "://" + parts.netloc + parts.path == SC.redirect_uri
     assert q["error"] == ["access_denied"]
     assert q["state"] == [ODD_STATE]
+    assert q["iss"] == [issuer()]
     assert "code" not in q
 
 
 def test_approve_redirects_with_code_and_odd_state(psu_factory):
     b = to_consent(psu_factory(), SC, state=ODD_STATE)
     r = b.submit_consent("approve")
-    assert r.status_code == 302
+    assert r.status_code == 303
     loc = r.headers["Location"]
     assert loc.isascii() and " " not in loc, loc
     parts, q = location_params(r)
@@ -136,13 +137,16 @@ def test_approve_redirects_with_code_and_odd_state(psu_factory):
     assert q["state"] == [ODD_STATE]
     assert len(q["code"]) == 1 and len(q["code"][0]) >= 20
     assert "error" not in q
+    # RFC 9207: the issuer of the metadata, once, after the state.
+    assert q["iss"] == [issuer()]
+    assert loc.endswith("&iss=" + urllib.parse.quote(issuer(), safe=""))
 
 
 def test_redirect_keeps_registered_query(psu_factory, client_factory):
     c = client_factory(redirect_uris=["https://tpp.example/cb?tenant=7&x=a"])
     b = to_consent(psu_factory(), c, state="s&=")
     r = b.submit_consent("approve")
-    assert r.status_code == 302
+    assert r.status_code == 303
     parts, q = location_params(r)
     assert q["tenant"] == ["7"] and q["x"] == ["a"]
     assert q["state"] == ["s&="] and q["code"]
@@ -185,7 +189,7 @@ def test_validity_days_out_of_range_refused(psu_factory, days):
 def test_validity_days_bounds_accepted(psu_factory, days, dbinfo):
     b = to_consent(psu_factory(), SC)
     r = b.submit_consent("approve", validity_days=days)
-    assert r.status_code == 302 and "code" in location_params(r)[1]
+    assert r.status_code == 303 and "code" in location_params(r)[1]
 
 
 def test_unknown_decision_refused(psu_factory):
@@ -239,7 +243,7 @@ def test_idle_session_expires(psu_factory, dbinfo):
     assert n == 1, "%d session rows found by SHA-256 of the cookies %r" % (
         n, cookies)
     r = b.submit_consent("approve")
-    assert not (r.status_code == 302 and
+    assert not (r.status_code == 303 and
                 "code" in location_params(r)[1]), \
         "an idle-expired session still approved a consent"
     assert r.status_code in (400, 401, 403), r.status_code

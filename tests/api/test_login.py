@@ -378,7 +378,7 @@ def test_consent_post_without_csrf_refused(psu_factory):
     # The real form still works: the refusals changed nothing.
     b.page = consent_page
     r = b.submit_consent("approve")
-    assert r.status_code == 302
+    assert r.status_code == 303
     assert "code" in psd2lib.location_params(r)[1]
 
 

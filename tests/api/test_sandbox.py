@@ -29,7 +29,7 @@ def test_anna_german_accounts_and_sandbox_tpp(signer):
     for rid, label in boxes:
         assert "DE" in compact(label), label
     r = b.submit_consent("approve")
-    assert r.status_code == 302
+    assert r.status_code == 303
     code = location_params(r)[1]["code"][0]
     tok = exchange_code(SC, code)
     assert tok.status_code == 200, tok.text

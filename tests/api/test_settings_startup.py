@@ -30,6 +30,8 @@ CASES = [
      "psd2_login_max_failures: 6 is out of range (1 to 5)"),
     ("access_token_ttl", "-1",
      "psd2_access_token_ttl: -1 is out of range (1 to 86400)"),
+    # FAPI 2.0 5.3.2.1: an authorisation code lives at most 60 seconds.
+    ("code_ttl", "61", "psd2_code_ttl: 61 is out of range (1 to 60)"),
     ("signing_required", "maybe",
      "psd2_signing_required: not yes or no: \"maybe\""),
     ("cookie_secure", "true", "psd2_cookie_secure: not yes or no: \"true\""),

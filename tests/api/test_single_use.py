@@ -112,10 +112,10 @@ def test_consent_repost_redirects_with_the_same_code(psu_factory, dbinfo):
     b = to_consent(psu, state="st-twice")
     data = consent_form_data(b)
     r1 = b.post("/auth/oauth/consent", data)
-    assert r1.status_code == 302, r1.text[:500]
+    assert r1.status_code == 303, r1.text[:500]
     _, q1 = location_params(r1)
     r2 = b.post("/auth/oauth/consent", data)
-    assert r2.status_code == 302, r2.text[:500]
+    assert r2.status_code == 303, r2.text[:500]
     assert r2.headers["Location"] == r1.headers["Location"]
     _, q2 = location_params(r2)
     assert q2["code"] == q1["code"] and q2["state"] == ["st-twice"]
@@ -168,7 +168,7 @@ def test_consent_double_click_one_consent_one_code(psu_factory, dbinfo):
         t.start()
     for t in ts:
         t.join()
-    assert [r.status_code for r in out] == [302, 302], \
+    assert [r.status_code for r in out] == [303, 303], \
         [(r.status_code, r.text[:300]) for r in out]
     assert out[0].headers["Location"] == out[1].headers["Location"]
     assert "code" in location_params(out[0])[1]
@@ -179,9 +179,9 @@ def test_deny_is_final(psu_factory, dbinfo):
     psu = psu_factory()
     b = to_consent(psu, state="st-deny")
     r1 = b.post("/auth/oauth/consent", consent_form_data(b, "deny"))
-    assert r1.status_code == 302
+    assert r1.status_code == 303
     r2 = b.post("/auth/oauth/consent", consent_form_data(b, "approve"))
-    assert r2.status_code == 302, r2.text[:500]
+    assert r2.status_code == 303, r2.text[:500]
     _, q = location_params(r2)
     assert q["error"] == ["access_denied"] and q["state"] == ["st-deny"]
     assert "code" not in q
@@ -193,7 +193,7 @@ def test_approve_then_deny_repost_keeps_the_approval(psu_factory, dbinfo):
     b = to_consent(psu)
     r1 = b.post("/auth/oauth/consent", consent_form_data(b))
     r2 = b.post("/auth/oauth/consent", consent_form_data(b, "deny"))
-    assert r2.status_code == 302
+    assert r2.status_code == 303
     assert r2.headers["Location"] == r1.headers["Location"]
     assert consents_of(dbinfo, psu) == 1
 
@@ -232,7 +232,7 @@ def test_otp_repost_shows_the_consent_page_again(psu_factory, dbinfo):
     assert failures_of(dbinfo, psu) == 0
     # The flow goes on as if the second post had been the only one.
     r = b.submit_consent("approve")
-    assert r.status_code == 302 and "code" in location_params(r)[1]
+    assert r.status_code == 303 and "code" in location_params(r)[1]
 
 
 def test_otp_double_click_one_session(psu_factory, dbinfo):
@@ -289,7 +289,7 @@ def test_otp_replay_by_another_client_gets_no_session(psu_factory, dbinfo):
     assert failures_of(dbinfo, psu) == 0
     # The PSU's own flow goes on.
     r = b.submit_consent("approve")
-    assert r.status_code == 302 and "code" in location_params(r)[1]
+    assert r.status_code == 303 and "code" in location_params(r)[1]
 
 
 def test_used_code_from_another_login_is_no_failure(psu_factory, dbinfo):

@@ -34,7 +34,7 @@ def browser_part(url, psu, accounts=None):
     b.login_to_consent(url, psu)
     ids = None if accounts is None else b.account_ids_for(accounts)
     r = b.submit_consent("approve", ids)
-    assert r.status_code == 302, r.text[:500]
+    assert r.status_code == 303, r.text[:500]
     return r.headers["Location"]
 
 

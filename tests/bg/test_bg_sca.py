@@ -425,7 +425,7 @@ def test_oauth_approach(db, api, tpp, psu, tpp_made_one):
     login_to_consent(b, url, psu)
     assert iban1 in psd2lib.norm_text(b.page.by_id["bg-named"].text)
     r = b.submit_consent("approve")
-    assert r.status_code == 302, r.text[:500]
+    assert r.status_code == 303, r.text[:500]
     loc = r.headers["Location"]
     assert loc.startswith(tpp.redirect_uris[2] + "?")
     # Posted again before the exchange: the same code, nothing twice.
@@ -488,7 +488,7 @@ def test_oauth_deny(db, tpp, psu):
     b = PsuBrowser()
     login_to_consent(b, url, psu)
     r = b.submit_consent("deny")
-    assert r.status_code == 302
+    assert r.status_code == 303
     q = urllib.parse.parse_qs(urllib.parse.urlsplit(
         r.headers["Location"]).query)
     assert q["error"] == ["access_denied"] and q["state"] == [state]
@@ -510,7 +510,7 @@ def test_oauth_dedicated_not_the_psus_goes_back(db, tpp, psu):
     assert "not one of your accounts" in psd2lib.norm_text(
         page.by_id["bg-named"].text)
     r = b.submit_consent("approve")
-    assert r.status_code == 302, r.text[:500]
+    assert r.status_code == 303, r.text[:500]
     loc = r.headers["Location"]
     assert loc.startswith(tpp.redirect_uris[2] + "?")
     q = urllib.parse.parse_qs(urllib.parse.urlsplit(loc).query)
@@ -522,7 +522,7 @@ def test_oauth_dedicated_not_the_psus_goes_back(db, tpp, psu):
     assert covered(db, cid) == {}
     # The same post again: the same way back, nothing stored twice.
     r = b.submit_consent("approve")
-    assert r.status_code == 302
+    assert r.status_code == 303
     again = urllib.parse.parse_qs(urllib.parse.urlsplit(
         r.headers["Location"]).query)
     assert again["error"] == ["access_denied"]

@@ -104,7 +104,7 @@ def test_oauth_flow_alternating_instances(pair, daemon, signer, dbinfo):
     r = alt.check(br.submit_otp(psu.totp()), "TOTP")
     assert r.status_code == 200 and br.page.form("consent-form") is not None
     r = alt.check(br.submit_consent("approve"), "consent")
-    assert r.status_code == 302, r.text[:500]
+    assert r.status_code == 303, r.text[:500]
     _, q = location_params(r)
     assert q["state"] == ["st-ha"]
     code = q["code"][0]

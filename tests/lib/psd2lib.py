@@ -1344,7 +1344,7 @@ def run_code_flow(client, psu, scope="ACCOUNT_INFORMATION", state=None,
         raise TypeError("accounts: list of IBANs")
     ids = None if accounts is None else b.account_ids_for(accounts)
     r = b.submit_consent("approve", ids)
-    if r.status_code != 302:
+    if r.status_code != 303:
         raise FlowError("consent answered %d: %s" % (r.status_code,
                                                       r.text[:1000]))
     parts, q = location_params(r)

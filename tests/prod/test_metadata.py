@@ -39,6 +39,7 @@ def test_document_is_valid_rfc8414(server):
                                             "refresh_token",
                                             "client_credentials"]
     assert doc["code_challenge_methods_supported"] == ["S256"]
+    assert doc["authorization_response_iss_parameter_supported"] is True
     assert doc["token_endpoint_auth_methods_supported"] == \
         ["client_secret_basic"]
     assert sorted(doc["scopes_supported"]) == [
@@ -77,7 +78,9 @@ def test_authlib_client_from_the_document_alone(server, signer):
     b = PsuBrowser(server.url)
     b.login_to_consent(url, psu)
     r = b.submit_consent("approve")
-    assert r.status_code == 302, r.text[:500]
+    assert r.status_code == 303, r.text[:500]
+    # RFC 9207 2.4: the client compares iss with the metadata's issuer.
+    assert psd2lib.location_params(r)[1]["iss"] == [doc["issuer"]]
     tok = sess.fetch_token(meta["token_endpoint"],
                            authorization_response=r.headers["Location"],
                            state=state, code_verifier=verifier)

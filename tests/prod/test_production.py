@@ -502,9 +502,11 @@ def test_full_flow_against_production(prod, signer):
         assert "httponly" in attrs, c
     r = b.submit_consent("approve")
     assert r.headers["Strict-Transport-Security"].startswith("max-age=")
-    assert r.status_code == 302, r.text[:500]
+    assert r.status_code == 303, r.text[:500]
     _, q = location_params(r)
     assert q["state"] == [state]
+    # RFC 9207: the configured issuer, not the Host the browser sent.
+    assert q["iss"] == [WWW_URL]
     # The token over mTLS with the QWAC: bound to it (RFC 8705).
     basic = psd2lib.basic_auth(op.client_id, op.secret)
     r = requests.post(API_URL + "/auth/oauth/token", cert=QWAC, verify=CA,
