@@ -308,3 +308,9 @@ settings_free(void)
 	}
 	settings_count = 0;
 }
+
+int
+settings_production(void)
+{
+	return (strcmp(settings_get("environment", ""), "production") == 0);
+}

@@ -24,6 +24,8 @@ int		 settings_load(const char *path, char **kore_text,
 
 /* The value of "psd2_<name>" (name given without the prefix), or def. */
 const char	*settings_get(const char *name, const char *def);
+/* psd2_environment is production. */
+int		 settings_production(void);
 
 /* Integer and boolean forms; a malformed value is a fatal config error. */
 int64_t		 settings_int(const char *name, int64_t def);

@@ -289,7 +289,7 @@ settings_relations(char *err, size_t errlen)
 	}
 	/* TPPs configure themselves from the metadata (RFC 8414): in
 	 * production its issuer is never taken from a Host header. */
-	if (strcmp(settings_get("environment", ""), "production") == 0 &&
+	if (settings_production() &&
 	    settings_get("issuer", NULL) == NULL) {
 		snprintf(err, errlen, "psd2_issuer is required in production");
 		return (-1);

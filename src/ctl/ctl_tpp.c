@@ -16,6 +16,7 @@
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "common/keyring.h"
+#include "common/redirect_uri.h"
 #include "common/settings.h"
 #include "common/textrule.h"
 #include "ctl/ctl.h"
@@ -30,12 +31,10 @@ ctl_redirect_array(const char *const *uris, int n, char *out, size_t len)
 
 	snprintf(out, len, "{");
 	for (i = 0; i < n; i++) {
-		if (strpbrk(uris[i], "\"\\{},") != NULL ||
-		    (strncmp(uris[i], "https://", 8) != 0 &&
-		    strncmp(uris[i], "http://127.0.0.1", 16) != 0 &&
-		    strncmp(uris[i], "http://localhost", 16) != 0)) {
+		if (!redirect_uri_allowed(uris[i], settings_production())) {
 			fprintf(stderr, "psd2ctl: redirect URI must be https "
-			    "(or http on loopback) without quotes, commas or "
+			    "(or, outside production, http on the loopback) "
+			    "without a fragment, spaces, quotes, commas or "
 			    "braces: %s\n", uris[i]);
 			return (-1);
 		}
@@ -296,12 +295,12 @@ ctl_tpp_status(PGconn *db, const char *org_id, const char *status)
 }
 
 /*
- * Refresh token rotation of a client on or off (migration 192: off only
- * for clients that authenticate at the token endpoint, which is every
- * client here; the FAPI 2.0 profile forbids rotation).
+ * A client's on/off setting through its operator function (which
+ * writes the audit row when the setting changes); what says which.
  */
 static int
-ctl_tpp_rotation(PGconn *db, const char *client_id, const char *onoff)
+ctl_tpp_switch(PGconn *db, const char *sql, const char *what,
+    const char *client_id, const char *onoff)
 {
 	PGresult	*res;
 	char		 actor[128];
@@ -315,16 +314,35 @@ ctl_tpp_rotation(PGconn *db, const char *client_id, const char *onoff)
 	else
 		return (2);
 	ctl_actor(actor, sizeof(actor));
-	res = ctl_exec(db, "SELECT operator_client_rotation($1, $2, $3)", 3,
-	    params);
+	res = ctl_exec(db, sql, 3, params);
 	found = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	if (!found) {
 		fprintf(stderr, "psd2ctl: no client %s\n", client_id);
 		return (1);
 	}
-	printf("%s: refresh token rotation %s\n", client_id, onoff);
+	printf("%s: %s %s\n", client_id, what, onoff);
 	return (0);
+}
+
+/*
+ * Refresh token rotation of a client on or off (migration 192: off only
+ * for clients that authenticate at the token endpoint, which is every
+ * client here; the FAPI 2.0 profile forbids rotation).
+ */
+static int
+ctl_tpp_rotation(PGconn *db, const char *client_id, const char *onoff)
+{
+	return (ctl_tpp_switch(db, "SELECT operator_client_rotation($1, $2, "
+	    "$3)", "refresh token rotation", client_id, onoff));
+}
+
+/* Pushed authorisation requests required of a client (migration 193). */
+static int
+ctl_tpp_par(PGconn *db, const char *client_id, const char *onoff)
+{
+	return (ctl_tpp_switch(db, "SELECT operator_client_par($1, $2, $3)",
+	    "pushed authorisation requests required", client_id, onoff));
 }
 
 int
@@ -344,5 +362,7 @@ ctl_tpp(PGconn *db, int argc, char **argv)
 		return (ctl_tpp_status(db, argv[1], "active"));
 	if (strcmp(argv[0], "refresh-rotation") == 0 && argc == 3)
 		return (ctl_tpp_rotation(db, argv[1], argv[2]));
+	if (strcmp(argv[0], "par-required") == 0 && argc == 3)
+		return (ctl_tpp_par(db, argv[1], argv[2]));
 	return (2);
 }

@@ -1,13 +1,19 @@
 /*
- * GET /auth/oauth/authorize (spec 4.1, RFC 6749 4.1.1, RFC 7636).
+ * GET /auth/oauth/authorize (spec 4.1, RFC 6749 4.1.1, RFC 7636,
+ * RFC 9126 4).
  *
  * The client and its redirect_uri are checked against the registry first:
  * until both are known good, errors are shown to the PSU and never
- * redirected. A repeated parameter is invalid_request (RFC 6749 3.1):
- * client_id or redirect_uri repeated is an error page, anything else an
- * error redirect, without a state when state itself is repeated (which
- * of the two would be the TPP's?). The validated request is then sealed
- * into the login form; nothing is written to the database.
+ * redirected. client_id or redirect_uri repeated is an error page; the
+ * rest of the request is checked in authreq.c, where a refusal is an
+ * error redirect. The validated request is then sealed into the login
+ * form; nothing is written to the database.
+ *
+ * With a request_uri (a pushed request, par.c), only client_id and lang
+ * are read from the query: the request is the one the client pushed,
+ * taken once (oauth_par_take); an unknown, used, expired or another
+ * client's request_uri is an error page. A client that must push its
+ * requests (par_required) is refused without one.
  *
  * scope=AIS:{consentId} (that one scope alone) is the integrated OAuth
  * approach of a Berlin Group consent (src/bg/README.md): one more query
@@ -18,6 +24,7 @@
  */
 #include <sys/types.h>
 
+#include <stdint.h>
 #include <string.h>
 
 #include <kore.h>
@@ -26,6 +33,7 @@
 #include "api/respond.h"
 #include "common/crypto.h"
 #include "db/db.h"
+#include "oauth/authreq.h"
 #include "oauth/client_cache.h"
 #include "psu/login.h"
 #include "oauth/oauth.h"
@@ -34,24 +42,28 @@
 
 int	oauth_authorize(struct http_request *);
 
-#define AUTHORIZE_STATE_MAX	1024
-#define AUTHORIZE_BG_SCOPE	"AIS:"
-#define AUTHORIZE_UUID_LEN	36
-
-struct authorize_ctx {
-	struct db_query	 q;
-	/* scope=AIS:{consentId}: the request waiting for the consent. */
-	json_t		*request;
-	char		 consent_id[AUTHORIZE_UUID_LEN + 1];
+enum authorize_phase {
+	AUTHORIZE_CLIENT,	/* the registration */
+	AUTHORIZE_BG,		/* scope=AIS:{consentId}: the consent */
+	AUTHORIZE_PUSHED	/* request_uri: the pushed request */
 };
 
-static const char sql_client[] =
-    "SELECT json_build_object('uris', c.redirect_uris, 'pkce', "
-    "c.pkce_required, 'name', t.name, 'org', t.org_id) "
-    "FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id "
-    "WHERE c.client_id = $1 AND c.status = 'active' AND t.status = 'active'";
-static const char sql_bg_consent[] =
-    "SELECT description, request FROM bg_oauth_authorize($1, $2)";
+struct authorize_ctx {
+	enum authorize_phase	 phase;
+	struct db_query		 q;
+	/* scope=AIS:{consentId}: the request waiting for the consent. */
+	json_t			*request;
+	char			 consent_id[AUTHREQ_UUID_LEN + 1];
+};
+
+static const char sql_pushed[] = "SELECT oauth_par_take($1, $2)";
+
+static const char *const authorize_page_params[] = {
+	"client_id", "redirect_uri", NULL
+};
+static const char *const authorize_pushed_params[] = {
+	"client_id", "request_uri", NULL
+};
 
 static void
 authorize_free(struct http_request *req)
@@ -63,202 +75,28 @@ authorize_free(struct http_request *req)
 		json_decref(ctx->request);
 }
 
-static int
-authorize_challenge_valid(const char *c)
-{
-	size_t	i, len;
-
-	len = strlen(c);
-	if (len < 43 || len > 128)
-		return (0);
-	for (i = 0; i < len; i++) {
-		if (!((c[i] >= 'A' && c[i] <= 'Z') ||
-		    (c[i] >= 'a' && c[i] <= 'z') ||
-		    (c[i] >= '0' && c[i] <= '9') ||
-		    c[i] == '-' || c[i] == '.' || c[i] == '_' || c[i] == '~'))
-			return (0);
-	}
-	return (1);
-}
-
-/* Answered by an error page, never by a redirect. */
-static const char *const authorize_page_params[] = {
-	"client_id", "redirect_uri", NULL
-};
-static const char *const authorize_state_param[] = { "state", NULL };
-/* Answered by an error redirect. */
-static const char *const authorize_redirect_params[] = {
-	"response_type", "scope", "state", "code_challenge",
-	"code_challenge_method", NULL
-};
-
-static int
-authorize_repeated(struct http_request *req, json_t *request)
-{
-	const char	*name;
-	char		 text[96];
-
-	if ((name = oauth_repeated_param(req,
-	    authorize_redirect_params)) == NULL)
-		return (0);
-	(void)snprintf(text, sizeof(text), "%s must not be repeated", name);
-	oauth_redirect_error(req, request, "invalid_request", text);
-	return (-1);
-}
-
-/*
- * scope=AIS:{consentId}: 1 and the id when the scope is that alone, 0
- * when it names no AIS: scope, -1 (an error was sent) when it mixes one
- * with others or the id is not a UUID.
- */
-static int
-authorize_bg_scope(struct http_request *req, json_t *request,
-    char consent_id[AUTHORIZE_UUID_LEN + 1])
-{
-	const char	*scope, *p;
-	size_t		 plen = sizeof(AUTHORIZE_BG_SCOPE) - 1, len;
-
-	if ((scope = forms_arg(req, "scope")) == NULL)
-		return (0);
-	for (p = scope; (p = strstr(p, AUTHORIZE_BG_SCOPE)) != NULL; p++) {
-		if (p == scope || p[-1] == ' ')
-			break;
-	}
-	if (p == NULL)
-		return (0);
-	while (*scope == ' ')
-		scope++;
-	len = strcspn(scope, " ");
-	if (p != scope || strspn(scope + len, " ") != strlen(scope + len)) {
-		oauth_redirect_error(req, request, "invalid_scope",
-		    "scope AIS:{consentId} must be the only scope");
-		return (-1);
-	}
-	if (len == plen + AUTHORIZE_UUID_LEN) {
-		memcpy(consent_id, scope + plen, AUTHORIZE_UUID_LEN);
-		consent_id[AUTHORIZE_UUID_LEN] = '\0';
-	} else
-		consent_id[0] = '\0';
-	if (!crypto_is_uuid(consent_id)) {
-		oauth_redirect_error(req, request, "invalid_scope",
-		    "scope AIS:{consentId} must name a consentId (a UUID)");
-		return (-1);
-	}
-	return (1);
-}
-
-/*
- * Checks what may be answered by redirect; 0 or an error was sent. A
- * Berlin Group consent's scope leaves its id in consent_id (else "").
- */
-static int
-authorize_check_request(struct http_request *req, json_t *request,
-    int pkce_required, char consent_id[AUTHORIZE_UUID_LEN + 1])
-{
-	const char	*rtype, *method, *challenge, *state;
-	char		 scope[128];
-	int		 bits, bg;
-
-	if (authorize_repeated(req, request) == -1)
-		return (-1);
-	/* The request travels sealed in the login form: bound its size. */
-	state = forms_arg(req, "state");
-	if (state != NULL && strlen(state) > AUTHORIZE_STATE_MAX) {
-		oauth_redirect_error(req, request, "invalid_request",
-		    "state is longer than 1024 bytes");
-		return (-1);
-	}
-	rtype = forms_arg(req, "response_type");
-	if (rtype == NULL || strcmp(rtype, "code") != 0) {
-		oauth_redirect_error(req, request, rtype == NULL ?
-		    "invalid_request" : "unsupported_response_type",
-		    "response_type must be code");
-		return (-1);
-	}
-	consent_id[0] = '\0';
-	if ((bg = authorize_bg_scope(req, request, consent_id)) == -1)
-		return (-1);
-	bits = bg ? OAUTH_SCOPE_AIS : oauth_scope_parse(forms_arg(req,
-	    "scope"), scope, sizeof(scope));
-	if (bg)
-		(void)snprintf(scope, sizeof(scope), "ACCOUNT_INFORMATION");
-	if (bits <= 0) {
-		oauth_redirect_error(req, request, "invalid_scope",
-		    "scope must name FUND_AVAILABILITY, ACCOUNT_INFORMATION "
-		    "or PAYMENT_INITIATION");
-		return (-1);
-	}
-	json_object_set_new(request, "scope", json_string(scope));
-
-	challenge = forms_arg(req, "code_challenge");
-	method = forms_arg(req, "code_challenge_method");
-	if (method != NULL && strcmp(method, "S256") != 0) {
-		oauth_redirect_error(req, request, "invalid_request",
-		    "code_challenge_method must be S256");
-		return (-1);
-	}
-	if (challenge == NULL && (method != NULL || pkce_required)) {
-		oauth_redirect_error(req, request, "invalid_request",
-		    "code_challenge (S256) is required");
-		return (-1);
-	}
-	if (challenge != NULL) {
-		if (method == NULL || !authorize_challenge_valid(challenge)) {
-			oauth_redirect_error(req, request, "invalid_request",
-			    "code_challenge must be a base64url S256 value "
-			    "with code_challenge_method=S256");
-			return (-1);
-		}
-		json_object_set_new(request, "code_challenge",
-		    json_string(challenge));
-	}
-	return (0);
-}
-
-/* redirect_uri must equal one registered URI exactly (RFC 9700 2.1). */
-static int
-authorize_redirect_registered(json_t *client, const char *redirect_uri)
-{
-	json_t	*uri;
-	size_t	 i;
-
-	json_array_foreach(json_object_get(client, "uris"), i, uri) {
-		if (json_is_string(uri) &&
-		    strcmp(json_string_value(uri), redirect_uri) == 0)
-			return (1);
-	}
-	return (0);
-}
-
 static enum db_next
 authorize_decide(struct http_request *req, struct authorize_ctx *ctx,
     json_t *client)
 {
 	json_t		*request;
-	const char	*state, *redirect_uri;
+	const char	*client_id;
 
-	redirect_uri = forms_arg(req, "redirect_uri");
-	if (client == NULL ||
-	    !authorize_redirect_registered(client, redirect_uri)) {
+	client_id = forms_arg(req, "client_id");
+	if (client == NULL || (request = authreq_new(req, client, client_id,
+	    forms_arg(req, "redirect_uri"))) == NULL) {
 		pages_message(req, 400, "error_title", "error_client");
 		return (DB_ANSWERED);
 	}
-	state = forms_arg(req, "state");
-	request = json_pack("{s:s, s:s, s:O, s:O}",
-	    "client_id", forms_arg(req, "client_id"),
-	    "redirect_uri", redirect_uri,
-	    "tpp_name", json_object_get(client, "name"),
-	    "tpp_org", json_object_get(client, "org"));
-	if (request == NULL) {
-		respond_server_error(req, "authorize json");
+	if (json_is_true(json_object_get(client, "par"))) {
+		oauth_redirect_error(req, request, "invalid_request",
+		    "this client must push its authorisation request "
+		    "(RFC 9126) and send its request_uri");
+		json_decref(request);
 		return (DB_ANSWERED);
 	}
-	/* A repeated state is echoed in no error: which one is the TPP's? */
-	if (state != NULL &&
-	    oauth_repeated_param(req, authorize_state_param) == NULL)
-		json_object_set_new(request, "state", json_string(state));
-	if (authorize_check_request(req, request, json_is_true(
-	    json_object_get(client, "pkce")), ctx->consent_id) == -1) {
+	if (authreq_check(req, request, client, AUTHREQ_REDIRECT,
+	    ctx->consent_id) == -1) {
 		json_decref(request);
 		return (DB_ANSWERED);
 	}
@@ -268,66 +106,63 @@ authorize_decide(struct http_request *req, struct authorize_ctx *ctx,
 		return (DB_ANSWERED);
 	}
 	ctx->request = request;
-	db_query_begin(&ctx->q, req, sql_bg_consent);
-	db_param(&ctx->q, forms_arg(req, "client_id"));
+	ctx->phase = AUTHORIZE_BG;
+	db_query_begin(&ctx->q, req, AUTHREQ_SQL_BG_CONSENT);
+	db_param(&ctx->q, client_id);
 	db_param(&ctx->q, ctx->consent_id);
 	return (DB_QUERY);
 }
 
-/* The Berlin Group consent's answer: invalid_scope, or its login page. */
+/* The pushed request, taken: its login page, or the error page. */
 static enum db_next
-authorize_bg_consent(struct http_request *req, struct authorize_ctx *ctx)
+authorize_pushed(struct http_request *req, struct authorize_ctx *ctx)
 {
-	json_t		*found;
-	const char	*key;
-	json_t		*value;
+	json_t	*request;
 
-	if (db_rows(&ctx->q) != 1) {
-		respond_server_error(req, "authorize bg consent rows");
+	if (db_rows(&ctx->q) != 1 || db_is_null(&ctx->q, 0, 0)) {
+		pages_message(req, 400, "error_title", "error_request_uri");
 		return (DB_ANSWERED);
 	}
-	if (!db_is_null(&ctx->q, 0, 0)) {
-		oauth_redirect_error(req, ctx->request, "invalid_scope",
-		    db_value(&ctx->q, 0, 0));
+	if ((request = json_loads(db_value(&ctx->q, 0, 0), 0, NULL)) ==
+	    NULL) {
+		respond_server_error(req, "authorize pushed request");
 		return (DB_ANSWERED);
 	}
-	if ((found = json_loads(db_value(&ctx->q, 0, 1), 0, NULL)) == NULL) {
-		respond_server_error(req, "authorize bg consent");
-		return (DB_ANSWERED);
-	}
-	/* The consent's TPP is the client's: its name and key "bg". */
-	json_object_foreach(found, key, value) {
-		if (strcmp(key, "client_id") != 0)
-			json_object_set(ctx->request, key, value);
-	}
-	json_decref(found);
-	login_page_new(req, ctx->request);
+	login_page_new(req, request);
+	json_decref(request);
 	return (DB_ANSWERED);
 }
 
-/* The registration from the database row, cached for the next requests. */
-static json_t *
-authorize_client_row(struct authorize_ctx *ctx, const char *client_id)
+static enum db_next
+authorize_pushed_begin(struct http_request *req, struct authorize_ctx *ctx,
+    const char *client_id, const char *request_uri)
 {
-	json_t	*row;
+	uint8_t	digest[32];
 
-	if (db_rows(&ctx->q) != 1)
-		return (NULL);
-	if ((row = json_loads(db_value(&ctx->q, 0, 0), 0, NULL)) == NULL)
-		return (NULL);
-	client_cache_put(CLIENT_CACHE_PAGE, client_id, row);
-	json_decref(row);
-	return (client_cache_get(CLIENT_CACHE_PAGE, client_id));
+	if (client_id == NULL ||
+	    oauth_repeated_param(req, authorize_pushed_params) != NULL) {
+		pages_message(req, 400, "error_title", "error_request_uri");
+		return (DB_ANSWERED);
+	}
+	crypto_sha256(request_uri, strlen(request_uri), digest);
+	ctx->phase = AUTHORIZE_PUSHED;
+	db_query_begin(&ctx->q, req, sql_pushed);
+	db_param(&ctx->q, client_id);
+	db_param_bin(&ctx->q, digest, sizeof(digest));
+	return (DB_QUERY);
 }
 
 static enum db_next
 authorize_start(struct http_request *req, struct authorize_ctx *ctx)
 {
 	json_t		*client;
-	const char	*client_id, *redirect_uri;
+	const char	*client_id, *redirect_uri, *request_uri;
 
 	http_populate_get(req);
 	client_id = forms_arg(req, "client_id");
+	if ((request_uri = forms_arg(req, "request_uri")) != NULL)
+		return (authorize_pushed_begin(req, ctx, client_id,
+		    request_uri));
 	redirect_uri = forms_arg(req, "redirect_uri");
 	if (client_id == NULL || redirect_uri == NULL ||
 	    oauth_repeated_param(req, authorize_page_params) != NULL) {
@@ -337,19 +172,29 @@ authorize_start(struct http_request *req, struct authorize_ctx *ctx)
 	client = client_cache_get(CLIENT_CACHE_PAGE, client_id);
 	if (client != NULL)
 		return (authorize_decide(req, ctx, client));
-	db_query_begin(&ctx->q, req, sql_client);
+	ctx->phase = AUTHORIZE_CLIENT;
+	db_query_begin(&ctx->q, req, AUTHREQ_SQL_CLIENT);
 	db_param(&ctx->q, client_id);
 	return (DB_QUERY);
 }
 
 static enum db_next
-authorize_client_found(struct http_request *req, void *arg)
+authorize_step(struct http_request *req, void *arg)
 {
 	struct authorize_ctx	*ctx = arg;
 
-	if (ctx->request != NULL)
-		return (authorize_bg_consent(req, ctx));
-	return (authorize_decide(req, ctx, authorize_client_row(ctx,
+	switch (ctx->phase) {
+	case AUTHORIZE_PUSHED:
+		return (authorize_pushed(req, ctx));
+	case AUTHORIZE_BG:
+		if (authreq_bg_merge(req, &ctx->q, ctx->request,
+		    AUTHREQ_REDIRECT) == 0)
+			login_page_new(req, ctx->request);
+		return (DB_ANSWERED);
+	case AUTHORIZE_CLIENT:
+		break;
+	}
+	return (authorize_decide(req, ctx, authreq_client_row(&ctx->q,
 	    forms_arg(req, "client_id"))));
 }
 
@@ -364,6 +209,6 @@ oauth_authorize(struct http_request *req)
 			return (KORE_RESULT_OK);
 	}
 	ctx = http_state_get(req);
-	return (db_drive(req, &ctx->q, authorize_client_found, ctx,
+	return (db_drive(req, &ctx->q, authorize_step, ctx,
 	    "authorize client lookup"));
 }

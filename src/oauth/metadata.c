@@ -83,6 +83,8 @@ metadata_mtls(json_t *doc, const char *mtls)
 	metadata_url(aliases, "token_endpoint", mtls, "/auth/oauth/token");
 	metadata_url(aliases, "revocation_endpoint", mtls,
 	    "/auth/oauth/revoke");
+	metadata_url(aliases, "pushed_authorization_request_endpoint", mtls,
+	    "/auth/oauth/par");
 	json_object_set_new(doc, "mtls_endpoint_aliases", aliases);
 	json_object_set_new(doc, "tls_client_certificate_bound_access_tokens",
 	    json_true());
@@ -117,6 +119,11 @@ oauth_metadata(struct http_request *req)
 	metadata_url(doc, "token_endpoint", issuer, "/auth/oauth/token");
 	metadata_url(doc, "revocation_endpoint", issuer,
 	    "/auth/oauth/revoke");
+	metadata_url(doc, "pushed_authorization_request_endpoint", issuer,
+	    "/auth/oauth/par");
+	/* Per client (psd2ctl tpp par-required), not for every client. */
+	json_object_set_new(doc, "require_pushed_authorization_requests",
+	    json_false());
 	metadata_url(doc, "service_documentation", issuer,
 	    "/auth/v1/psd2/openapi.json");
 	json_object_set_new(doc, "scopes_supported", metadata_list(scopes));

@@ -52,10 +52,13 @@ int	oauth_scope_parse(const char *, char *, size_t);
 /* The scopes as a PostgreSQL text[] literal. */
 void	oauth_scope_array(int, char *, size_t);
 
-/* 302 to the client's redirect_uri with error, description and state. */
+/*
+ * To the client's redirect_uri (302; 303 after a POST) with error,
+ * description, state and iss (RFC 9207).
+ */
 void	oauth_redirect_error(struct http_request *, json_t *, const char *,
 	    const char *);
-/* redirect_uri?code=..&state=.. */
+/* redirect_uri?code=..&state=..&iss=.. */
 void	oauth_redirect_code(struct http_request *, json_t *, const char *);
 
 /* A random UUID-shaped secret and its SHA-256. */

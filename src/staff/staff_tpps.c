@@ -21,6 +21,8 @@
 #include "common/client_secret.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
+#include "common/redirect_uri.h"
+#include "common/settings.h"
 #include "common/textrule.h"
 #include "db/db.h"
 #include "staff/staff.h"
@@ -152,11 +154,15 @@ staff_tpp_confirm(struct http_request *req)
 
 /* ---- POST /staff/tpps/action ---------------------------------------- */
 
-/* redirect_uris "a b c" as a PostgreSQL text[] literal, or -1. */
+/*
+ * redirect_uris "a b c" as a PostgreSQL text[] literal, or -1 when one
+ * is not a URI a client may have (redirect_uri.h).
+ */
 static int
 tpp_uri_array(const char *list, char *out, size_t len)
 {
 	const char	*p, *end;
+	char		 one[1024];
 	size_t		 used;
 	int		 n;
 
@@ -168,9 +174,12 @@ tpp_uri_array(const char *list, char *out, size_t len)
 		if (*p == '\0')
 			break;
 		end = p + strcspn(p, " ");
-		if (memchr(p, '"', (size_t)(end - p)) != NULL ||
-		    memchr(p, '\\', (size_t)(end - p)) != NULL ||
+		if ((size_t)(end - p) >= sizeof(one) ||
 		    used + (size_t)(end - p) + 4 >= len)
+			return (-1);
+		memcpy(one, p, (size_t)(end - p));
+		one[end - p] = '\0';
+		if (!redirect_uri_allowed(one, settings_production()))
 			return (-1);
 		if (n++ > 0)
 			out[used++] = ',';

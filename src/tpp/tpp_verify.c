@@ -85,8 +85,7 @@ tpp_init(void)
 	}
 	have_crl = settings_path("crl_dir", NULL, crl, sizeof(crl)) == 0;
 	/* Production does not start without revocation data it trusts. */
-	crl_required = strcmp(settings_get("environment", ""),
-	    "production") == 0;
+	crl_required = settings_production();
 	tpp_cfg.trust = tpp_trust_load(trust, have_crl ? crl : NULL,
 	    crl_required, err, sizeof(err));
 	if (tpp_cfg.trust == NULL && !tpp_cfg.required) {

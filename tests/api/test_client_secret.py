@@ -6,9 +6,12 @@ SHA-256 form are refused, with a log line naming the client and the
 command, until `psd2ctl tpp rehash` converts them (it needs no secret)."""
 
 import hashlib
+import secrets
+
+import pytest
 
 import psd2lib
-from psd2lib import (CtlError, basic_auth, make_client, psd2ctl,
+from psd2lib import (CtlError, basic_auth, db_connect, make_client, psd2ctl,
                      run_code_flow, token_request)
 from test_basics import _log_lines_with
 
@@ -117,3 +120,20 @@ def test_tpp_add_refuses_an_empty_secret():
     except CtlError:
         return
     raise AssertionError("an empty secret was accepted")
+
+
+@pytest.mark.parametrize("uri", [
+    "http://tpp.example/cb", "http://127.0.0.1.evil.example/cb",
+    "http://localhost@evil.example/cb", "https://tpp.example/cb#frag"])
+def test_tpp_add_refuses_a_redirect_uri_a_client_may_not_have(uri, dbinfo):
+    """https, or http on the loopback outside production
+    (src/common/redirect_uri.h); the sandbox takes loopback http."""
+    org = "PSDDE-BAFIN-%d" % secrets.randbelow(10 ** 9)
+    p = psd2ctl("tpp", "add", "--name", "x", "--org-id", org,
+                "--redirect-uri", uri, check=False)
+    assert p.returncode != 0 and "redirect URI must be https" in p.stderr
+    with db_connect(dbinfo) as c, c.cursor() as cur:
+        cur.execute("SELECT count(*) FROM tpp WHERE org_id = %s", (org,))
+        assert cur.fetchone()[0] == 0
+    psd2ctl("tpp", "add", "--name", "x", "--org-id", org,
+            "--redirect-uri", "http://[::1]:8000/cb")

@@ -24,6 +24,7 @@ import socket
 import ssl
 import subprocess
 import time
+import urllib.parse
 
 import psycopg2
 import pytest
@@ -467,8 +468,83 @@ def test_metadata_names_the_production_endpoints(prod):
     assert doc["authorization_endpoint"] == WWW_URL + "/auth/oauth/authorize"
     assert doc["mtls_endpoint_aliases"] == {
         "token_endpoint": API_URL + "/auth/oauth/token",
-        "revocation_endpoint": API_URL + "/auth/oauth/revoke"}
+        "revocation_endpoint": API_URL + "/auth/oauth/revoke",
+        "pushed_authorization_request_endpoint":
+            API_URL + "/auth/oauth/par"}
+    assert doc["pushed_authorization_request_endpoint"] == \
+        WWW_URL + "/auth/oauth/par"
     assert doc["tls_client_certificate_bound_access_tokens"] is True
+
+
+def test_no_http_redirect_uri_in_production(prod):
+    """FAPI 2.0 5.3.2.2: production registers https redirect URIs only,
+    not even http on the loopback (which the sandbox allows), and does
+    not send a PSU to one that came into the registry otherwise."""
+    p = subprocess.run([os.path.join(psd2lib.bin_dir(), "psd2ctl"), "-c",
+                        prod.conf, "tpp", "add", "--name", "Loopback AG",
+                        "--org-id", "PSDDE-BAFIN-777001", "--redirect-uri",
+                        "http://127.0.0.1:8000/callback"], text=True,
+                       timeout=120, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    assert p.returncode != 0 and "redirect URI must be https" in p.stderr, \
+        (p.stdout, p.stderr)
+    op = prod.op
+    loopback = "http://127.0.0.1:8000/callback"
+    conn = psycopg2.connect(host="127.0.0.1", port=os.environ["PGPORT"],
+                            user="postgres", dbname=DBNAME)
+    conn.autocommit = True
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT count(*) FROM tpp WHERE org_id = %s",
+                    ("PSDDE-BAFIN-777001",))
+        assert cur.fetchone()[0] == 0
+        cur.execute("UPDATE oauth_client SET redirect_uris = "
+                    "redirect_uris || %s::text WHERE client_id = %s",
+                    (loopback, op.client_id))
+        # Past the workers' client cache (10 seconds).
+        time.sleep(11)
+        b = PsuBrowser(WWW_URL)
+        b.s.verify = CA
+        b.s.trust_env = False
+        r = b.authorize(psd2lib.authorize_url(
+            WWW_URL, op.client_id, loopback, "ACCOUNT_INFORMATION", "st-h",
+            code_challenge=psd2lib.s256("v" * 43),
+            code_challenge_method="S256"))
+        assert r.status_code == 400 and "Location" not in r.headers, \
+            r.text[:500]
+    finally:
+        cur.execute("UPDATE oauth_client SET redirect_uris = "
+                    "array_remove(redirect_uris, %s) WHERE client_id = %s",
+                    (loopback, op.client_id))
+        conn.close()
+
+
+def test_pushed_request_over_mtls_then_the_psu_host(prod):
+    """RFC 9126 in production's configuration: the TPP pushes its request
+    on the API host with its QWAC (the metadata's mTLS alias), the PSU's
+    browser brings the request_uri to the PSU host, once."""
+    op = prod.op
+    verifier = base64.urlsafe_b64encode(os.urandom(32)).decode().rstrip("=")
+    r = requests.post(API_URL + "/auth/oauth/par", cert=QWAC, verify=CA,
+                      timeout=30, headers={"Authorization": psd2lib.basic_auth(
+                          op.client_id, op.secret)}, data={
+                          "response_type": "code", "redirect_uri": REDIRECT,
+                          "scope": "ACCOUNT_INFORMATION", "state": "st-par",
+                          "code_challenge": psd2lib.s256(verifier),
+                          "code_challenge_method": "S256"})
+    assert r.status_code == 201, r.text
+    assert r.headers["Strict-Transport-Security"].startswith("max-age=")
+    uri = r.json()["request_uri"]
+    b = PsuBrowser(WWW_URL)
+    b.s.verify = CA
+    b.s.trust_env = False
+    url = WWW_URL + "/auth/oauth/authorize?" + urllib.parse.urlencode(
+        {"client_id": op.client_id, "request_uri": uri})
+    r = b.authorize(url)
+    assert r.status_code == 200 and b.page.form("login-form") is not None, \
+        r.text[:500]
+    r = b.authorize(url)
+    assert r.status_code == 400 and "Location" not in r.headers
 
 
 def test_full_flow_against_production(prod, signer):

@@ -5,6 +5,8 @@ and reactivate, each an audit row; an operator is refused."""
 
 import secrets
 
+import pytest
+
 import psd2lib
 from psd2lib import Page, basic_auth, revoke_request
 from staff_lib import (STAFF_URL, audit_max_id, browser_login, form_post,
@@ -129,6 +131,37 @@ def test_bad_input_changes_nothing(admin, db):
         "org_id": "PSDDE-BAFIN-none", "client_id": "c1",
         "redirect_uris": "https://a.example/cb"})
     assert r.status_code == 409 and "staff_result_no_tpp" in r.text
+
+
+@pytest.mark.parametrize("uris", [
+    "http://tpp.example/cb",
+    "https://a.example/cb http://127.0.0.1.evil.example/cb",
+    "https://a.example/cb#frag",
+])
+def test_a_redirect_uri_a_client_may_not_have_is_refused(admin, db,
+                                                         client_factory,
+                                                         uris):
+    """https, or http on the loopback outside production
+    (src/common/redirect_uri.h): anything else adds no client."""
+    org = client_factory().org_id
+    client_id = "c-" + secrets.token_hex(4)
+    sess = http_login(admin)
+    page = Page(sess.get(STAFF_URL + "/staff/tpps").text)
+    r = form_post(sess, page, "client-add", {
+        "org_id": org, "client_id": client_id, "redirect_uris": uris})
+    assert r.status_code == 400, r.text[:500]
+    cur = db.cursor()
+    cur.execute("SELECT count(*) FROM oauth_client WHERE client_id = %s",
+                (client_id,))
+    assert cur.fetchone()[0] == 0
+    r = form_post(sess, Page(sess.get(STAFF_URL + "/staff/tpps").text),
+                  "client-add", {"org_id": org, "client_id": client_id,
+                                 "redirect_uris":
+                                 "http://127.0.0.1:8000/cb"})
+    assert r.status_code == 200, r.text[:500]
+    cur.execute("SELECT redirect_uris FROM oauth_client WHERE "
+                "client_id = %s", (client_id,))
+    assert cur.fetchone()[0] == ["http://127.0.0.1:8000/cb"]
 
 
 def test_psd2ctl_writes_the_same_audit_rows_naming_the_operator(

@@ -669,3 +669,24 @@ BEGIN
 	expires_in := p_access_ttl;
 END;
 $$;
+
+-- A pushed authorisation request (RFC 9126), checked by the service,
+-- kept p_ttl seconds under the SHA-256 of its request_uri.
+CREATE OR REPLACE FUNCTION oauth_par_push(p_client_id text,
+    p_uri_hash bytea, p_request jsonb, p_ttl integer)
+RETURNS void LANGUAGE sql AS $$
+	INSERT INTO pushed_request (uri_hash, client_id, request, expires_at)
+	VALUES (p_uri_hash, p_client_id, p_request,
+	    now() + make_interval(secs => p_ttl));
+$$;
+
+-- The pushed request of p_client_id under p_uri_hash, once: the row goes
+-- as it is read. NULL when there is none, it is another client's, it was
+-- taken already, or it expired (an expired row goes too).
+CREATE OR REPLACE FUNCTION oauth_par_take(p_client_id text,
+    p_uri_hash bytea)
+RETURNS jsonb LANGUAGE sql AS $$
+	DELETE FROM pushed_request
+	WHERE uri_hash = p_uri_hash AND client_id = p_client_id
+	RETURNING CASE WHEN expires_at - now() > '0' THEN request END;
+$$;

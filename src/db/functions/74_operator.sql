@@ -151,6 +151,29 @@ BEGIN
 END;
 $$;
 
+-- Whether a client must push its authorisation requests (RFC 9126,
+-- migration 193); false when there is no such client.
+CREATE OR REPLACE FUNCTION operator_client_par(p_actor text,
+    p_client_id text, p_required boolean)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM 1 FROM oauth_client WHERE client_id = p_client_id;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+	UPDATE oauth_client SET par_required = p_required
+	WHERE client_id = p_client_id
+	    AND par_required IS DISTINCT FROM p_required;
+	IF FOUND THEN
+		INSERT INTO audit_log (actor, action, detail)
+		VALUES (p_actor, 'tpp.client_par',
+		    jsonb_build_object('client_id', p_client_id,
+			'par_required', p_required));
+	END IF;
+	RETURN true;
+END;
+$$;
+
 -- A client secret row of the unsalted form (secret_hash = SHA-256 of the
 -- secret) to the keyed form over the same digest; only while the row is
 -- still the one psd2ctl read (p_old_hash). true when converted.
