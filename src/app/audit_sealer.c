@@ -88,3 +88,12 @@ audit_sealer_start(void)
 	kore_timer_add(sealer_run,
 	    (u_int64_t)app_cfg.audit_seal_interval * 1000, NULL, 0);
 }
+
+void
+audit_sealer_stop(void)
+{
+	if (!sealer_busy)
+		return;
+	kore_pgsql_cleanup(&sealer_pg);
+	sealer_busy = 0;
+}

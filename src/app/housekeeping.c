@@ -67,3 +67,12 @@ housekeeping_start(void)
 	kore_timer_add(housekeeping_run,
 	    (u_int64_t)app_cfg.purge_interval * 1000, NULL, 0);
 }
+
+void
+housekeeping_stop(void)
+{
+	if (!housekeeping_busy)
+		return;
+	kore_pgsql_cleanup(&housekeeping_pg);
+	housekeeping_busy = 0;
+}

@@ -13,4 +13,15 @@ void	probe_start(void);
  * app_cfg.instance (common/config.h). */
 void		 kpi_flush_start(void);
 
+/*
+ * At the worker's exit (kore_worker_teardown): a query of these timers
+ * still running gives its connection back, so that Kore closes it; one
+ * left bound to the timer was never closed (LeakSanitizer, downtime
+ * suite, a stop while PostgreSQL was away).
+ */
+void	housekeeping_stop(void);
+void	audit_sealer_stop(void);
+void	incidents_stop(void);
+void	kpi_flush_stop(void);
+
 #endif

@@ -139,3 +139,12 @@ incidents_start(void)
 		return;
 	kore_timer_add(incidents_tick, INCIDENTS_TICK_MS, NULL, 0);
 }
+
+void
+incidents_stop(void)
+{
+	if (!incidents_busy)
+		return;
+	kore_pgsql_cleanup(&incidents_pg);
+	incidents_busy = 0;
+}

@@ -168,3 +168,12 @@ kpi_flush_start(void)
 	secs = settings_int("kpi_flush_seconds", 10);
 	kore_timer_add(kpi_flush_run, (u_int64_t)secs * 1000, NULL, 0);
 }
+
+void
+kpi_flush_stop(void)
+{
+	if (!kpi_busy)
+		return;
+	kore_pgsql_cleanup(&kpi_pg);
+	kpi_busy = 0;
+}

@@ -39,6 +39,7 @@ u_int32_t	asset_len_builtin_kore_conf = sizeof(asset_builtin_kore_conf) - 1;
 
 void	kore_parent_configure(int, char **);
 void	kore_worker_configure(void);
+void	kore_worker_teardown(void);
 int	page_health(struct http_request *);
 
 static const char *
@@ -136,6 +137,19 @@ kore_worker_configure(void)
 	probe_start();
 	kpi_flush_start();
 	pis_decider_start();
+}
+
+/*
+ * Kore calls this as the worker exits, before it frees the requests and
+ * closes the pooled connections: the timers' queries give theirs back.
+ */
+void
+kore_worker_teardown(void)
+{
+	housekeeping_stop();
+	audit_sealer_stop();
+	incidents_stop();
+	kpi_flush_stop();
 }
 
 int

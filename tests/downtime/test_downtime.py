@@ -14,6 +14,8 @@ again.
   class (source 'probe'), and its requests stay out of the request log
   and the service's own detector.
 - Four failures and then an answer start nothing.
+- A stop while a timer's query waits closes that query's connection too
+  (LeakSanitizer, under make sanitize-test).
 
 Every test leaves the shared cluster running (a finally starts it).
 """
@@ -469,3 +471,43 @@ def test_a_restarted_instance_ends_what_it_left_open(service_setup):
                                "'restart', now(), NULL)", (other,))
         finally:
             c.close()
+
+
+def test_a_stop_while_a_timer_query_waits_closes_its_connection(
+        service_setup):
+    """The worker's timers give their connection back as it exits
+    (kore_worker_teardown, src/app/main.c): stopped while its purge
+    waits on a lock, the instance closes that connection too. Kore
+    closed only the pooled ones, and LeakSanitizer (make sanitize-test)
+    reported the purge's; this suite runs under it there."""
+    name = unique_name("dt-stop")
+    inst = start_instance("downtime-stop", "psd2_instance %s\n"
+                          "psd2_purge_interval 1\nworkers 1\n" % name, 5)
+    holder = db()
+    stopped = False
+    try:
+        cur = holder.cursor()
+        cur.execute("BEGIN")
+        cur.execute("LOCK TABLE pushed_request IN ACCESS EXCLUSIVE MODE")
+        watch = db()
+        try:
+            deadline = time.time() + 20
+            while True:
+                with watch.cursor() as w:
+                    w.execute("SELECT count(*) FROM pg_stat_activity "
+                              "WHERE wait_event_type = 'Lock' AND "
+                              "query LIKE '%psd2_purge%'")
+                    if w.fetchone()[0] > 0:
+                        break
+                assert time.time() < deadline, inst.tail()
+                time.sleep(0.2)
+        finally:
+            watch.close()
+        stopped = True
+        psd2_fixtures._stop(inst)
+    finally:
+        cur.execute("ROLLBACK")
+        holder.close()
+        if not stopped:
+            psd2_fixtures._stop(inst)
+    assert "worker [wrk 1] exited" in inst.log_text()
