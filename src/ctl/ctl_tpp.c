@@ -345,6 +345,34 @@ ctl_tpp_par(PGconn *db, const char *client_id, const char *onoff)
 	    "pushed authorisation requests required", client_id, onoff));
 }
 
+/*
+ * How a client authenticates (migration 194): client_secret_basic or
+ * tls_client_auth (RFC 8705, its QWAC on the mTLS host).
+ */
+static int
+ctl_tpp_auth(PGconn *db, const char *client_id, const char *method)
+{
+	PGresult	*res;
+	char		 actor[128];
+	const char	*params[3] = { actor, client_id, method };
+	int		 found;
+
+	if (strcmp(method, "client_secret_basic") != 0 &&
+	    strcmp(method, "tls_client_auth") != 0)
+		return (2);
+	ctl_actor(actor, sizeof(actor));
+	res = ctl_exec(db, "SELECT operator_client_auth($1, $2, $3)", 3,
+	    params);
+	found = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (!found) {
+		fprintf(stderr, "psd2ctl: no client %s\n", client_id);
+		return (1);
+	}
+	printf("%s: authenticates with %s\n", client_id, method);
+	return (0);
+}
+
 int
 ctl_tpp(PGconn *db, int argc, char **argv)
 {
@@ -364,5 +392,7 @@ ctl_tpp(PGconn *db, int argc, char **argv)
 		return (ctl_tpp_rotation(db, argv[1], argv[2]));
 	if (strcmp(argv[0], "par-required") == 0 && argc == 3)
 		return (ctl_tpp_par(db, argv[1], argv[2]));
+	if (strcmp(argv[0], "auth-method") == 0 && argc == 3)
+		return (ctl_tpp_auth(db, argv[1], argv[2]));
 	return (2);
 }

@@ -37,6 +37,8 @@ usage(void)
 	    "  tpp par-required CLIENT-ID on|off\n"
 	    "                            pushed authorisation requests only\n"
 	    "                            (default off)\n"
+	    "  tpp auth-method CLIENT-ID client_secret_basic|tls_client_auth\n"
+	    "                            how the client authenticates\n"
 	    "  psu add USER [--password P] [--totp-secret B32] [--name N]\n"
 	    "  psu unlock USER\n"
 	    "  account add USER IBAN CURRENCY NAME [--resource-id ID]\n"

@@ -74,6 +74,10 @@ metadata_list(const char *const *words)
 	return (a);
 }
 
+/*
+ * Only where TPPs reach the service with their QWAC: the aliases, bound
+ * tokens, and client authentication by that certificate (RFC 8705 2.1).
+ */
 static void
 metadata_mtls(json_t *doc, const char *mtls)
 {
@@ -88,6 +92,12 @@ metadata_mtls(json_t *doc, const char *mtls)
 	json_object_set_new(doc, "mtls_endpoint_aliases", aliases);
 	json_object_set_new(doc, "tls_client_certificate_bound_access_tokens",
 	    json_true());
+	json_array_append_new(json_object_get(doc,
+	    "token_endpoint_auth_methods_supported"),
+	    json_string("tls_client_auth"));
+	json_array_append_new(json_object_get(doc,
+	    "revocation_endpoint_auth_methods_supported"),
+	    json_string("tls_client_auth"));
 }
 
 int

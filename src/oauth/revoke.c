@@ -37,7 +37,7 @@ revoke_free(struct http_request *req)
 }
 
 static const char *const revoke_params[] = {
-	"token", "token_type_hint", NULL
+	"token", "token_type_hint", "client_id", NULL
 };
 
 static enum db_next

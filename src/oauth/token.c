@@ -74,22 +74,37 @@ token_free(struct http_request *req)
 	OPENSSL_cleanse(ctx, sizeof(*ctx));
 }
 
-/* Basic credentials and an optional body client_id that must agree. */
+/*
+ * Basic credentials and an optional body client_id that must agree; or,
+ * without an Authorization header, over a connection with a TLS client
+ * certificate, the body's client_id alone (RFC 8705 2.1): secret is then
+ * "" (a Basic secret is never empty), and token_client_check decides.
+ */
 static int
 token_client_credentials(struct http_request *req, char *client_id,
     size_t idlen, char *secret, size_t secretlen)
 {
-	const char	*body_id;
+	const char	*body_id, *hdr;
+	int		 n;
 
+	body_id = NULL;
+	(void)http_argument_get_string(req, "client_id", &body_id);
+	if (!http_request_header(req, "authorization", &hdr) &&
+	    body_id != NULL && req->owner != NULL &&
+	    req->owner->cert != NULL) {
+		n = snprintf(client_id, idlen, "%s", body_id);
+		secret[0] = '\0';
+		if (n > 0 && (size_t)n < idlen)
+			return (0);
+	}
 	if (oauth_basic_credentials(req, client_id, idlen, secret,
 	    secretlen) == -1) {
 		respond_oauth_error(req, 401, "invalid_client",
-		    "Client authentication with HTTP Basic is required.");
+		    "Client authentication with HTTP Basic, or with the TLS "
+		    "client certificate and client_id, is required.");
 		return (-1);
 	}
-	body_id = NULL;
-	if (http_argument_get_string(req, "client_id", &body_id) &&
-	    strcmp(body_id, client_id) != 0) {
+	if (body_id != NULL && strcmp(body_id, client_id) != 0) {
 		respond_oauth_error(req, 401, "invalid_client",
 		    "client_id does not match the authenticated client.");
 		return (-1);
@@ -112,7 +127,8 @@ token_client_begin(struct http_request *req, struct db_query *q,
 	    secretlen) == -1)
 		return (-1);
 	db_query_begin(q, req, "SELECT rate_ok, secret_hash, access_ttl, "
-	    "active, secret_salt, secret_key_id FROM token_client($1, $2, $3)");
+	    "active, secret_salt, secret_key_id, auth_method, org_id "
+	    "FROM token_client($1, $2, $3)");
 	db_param(q, client_id);
 	db_param(q, peer_addr(req, addr, sizeof(addr)));
 	db_param_int(q, app_cfg.token_rate_per_minute);
@@ -151,7 +167,7 @@ token_client_cached(struct http_request *req, const char *client_id,
 	uint8_t		 digest[32], cached[32];
 	const char	*hex;
 
-	if (app_cfg.token_rate_per_minute > 0 ||
+	if (app_cfg.token_rate_per_minute > 0 || secret[0] == '\0' ||
 	    (row = client_cache_get(CLIENT_CACHE_SECRET, client_id)) == NULL)
 		return (0);
 	hex = json_string_value(json_object_get(row, "digest"));
@@ -208,6 +224,23 @@ token_client_secret_ok(struct db_query *q, const char *client_id,
 	return (ok);
 }
 
+/*
+ * tls_client_auth (RFC 8705 2.1): the client registered so, and the
+ * connection's certificate verified and of the client's TPP.
+ */
+static int
+token_client_tls_ok(struct http_request *req, struct db_query *q)
+{
+	char	org[128];
+
+	if (db_is_null(q, 0, 6) || !db_bool(q, 0, 3) ||
+	    strcmp(db_value(q, 0, 6), "tls_client_auth") != 0)
+		return (0);
+	if (tpp_peer_org_id(req, org, sizeof(org)) == -1)
+		return (0);
+	return (strcmp(org, db_value(q, 0, 7)) == 0);
+}
+
 /* Access ttl of the authenticated client, or -1 (answer sent). */
 long long
 token_client_check(struct http_request *req, struct db_query *q,
@@ -219,6 +252,21 @@ token_client_check(struct http_request *req, struct db_query *q,
 		http_response_header(req, "retry-after", "60");
 		respond_oauth_error(req, 429, "invalid_request",
 		    "Too many requests from this address; retry later.");
+		return (-1);
+	}
+	if (secret[0] == '\0') {
+		if (!token_client_tls_ok(req, q)) {
+			respond_oauth_error(req, 401, "invalid_client",
+			    "Client authentication failed.");
+			return (-1);
+		}
+		return (db_int(q, 0, 2));
+	}
+	/* A client of tls_client_auth has no secret that counts. */
+	if (!db_is_null(q, 0, 6) &&
+	    strcmp(db_value(q, 0, 6), "client_secret_basic") != 0) {
+		respond_oauth_error(req, 401, "invalid_client",
+		    "Client authentication failed.");
 		return (-1);
 	}
 	crypto_sha256(secret, strlen(secret), digest);

@@ -64,4 +64,12 @@ void	tpp_role_text(const struct tpp_verdict *, int role, char *, size_t);
 /* The connection's client certificate thumbprint into out (or ""). */
 void	tpp_peer_x5t(struct http_request *, char *out, size_t outlen);
 
+/*
+ * RFC 8705 tls_client_auth: the organizationIdentifier of the
+ * connection's TLS client certificate (the TPP's QWAC), after the chain
+ * and revocation checks of a signing certificate (trust store and CRLs,
+ * now). 0, or -1 (out "") when there is none or it does not verify.
+ */
+int	tpp_peer_org_id(struct http_request *, char *out, size_t outlen);
+
 #endif

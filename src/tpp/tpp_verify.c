@@ -147,19 +147,47 @@ tpp_peer_x5t(struct http_request *req, char *out, size_t outlen)
 		out[0] = '\0';
 }
 
+/* Workers run chrooted (root): CRL paths are then under it. */
+static void
+tpp_worker_ready(void)
+{
+	if (worker_ready)
+		return;
+	worker_ready = 1;
+	if (tpp_cfg.trust != NULL && !skip_chroot && kore_root_path != NULL)
+		tpp_trust_chroot(tpp_cfg.trust, kore_root_path);
+}
+
+int
+tpp_peer_org_id(struct http_request *req, char *out, size_t outlen)
+{
+	int64_t	now, from, until;
+	int	depth;
+
+	out[0] = '\0';
+	tpp_worker_ready();
+	if (req->owner == NULL || req->owner->cert == NULL ||
+	    tpp_cfg.trust == NULL)
+		return (-1);
+	now = (int64_t)time(NULL);
+	(void)tpp_trust_refresh(tpp_cfg.trust, now);
+	if (tpp_trust_verify(tpp_cfg.trust, req->owner->cert, now, &from,
+	    &until, &depth) != X509_V_OK ||
+	    tpp_cert_org_id(req->owner->cert, out, outlen) == -1 ||
+	    !tpp_org_id_valid(out)) {
+		out[0] = '\0';
+		return (-1);
+	}
+	return (0);
+}
+
 void
 tpp_verify_request(struct http_request *req, struct tpp_verdict *v)
 {
 	struct tpp_input	 in;
 	char			 target[2048];
 
-	/* Workers run chrooted (root): CRL paths are then under it. */
-	if (!worker_ready) {
-		worker_ready = 1;
-		if (tpp_cfg.trust != NULL && !skip_chroot &&
-		    kore_root_path != NULL)
-			tpp_trust_chroot(tpp_cfg.trust, kore_root_path);
-	}
+	tpp_worker_ready();
 	memset(&in, 0, sizeof(in));
 	in.header = tpp_header;
 	in.arg = req;

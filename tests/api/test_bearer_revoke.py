@@ -174,6 +174,27 @@ def test_revoke_needs_client_auth(psu_factory, signer):
         == 200
 
 
+def test_revoke_client_id_in_the_body(psu_factory, client_factory, signer):
+    """A body client_id is the authenticated client's (as at the token
+    endpoint); alone, over plain HTTP, it authenticates nobody (RFC 8705
+    tls_client_auth needs the QWAC: tests/prod)."""
+    tok = tokens(psu_factory())
+    other = client_factory()
+    r = revoke_request({"token": tok["access_token"],
+                        "client_id": other.client_id}, SC)
+    assert_invalid_client(r)
+    r = revoke_request({"token": tok["access_token"],
+                        "client_id": SC.client_id}, auth="")
+    assert_invalid_client(r)
+    assert api_get(signer, ACCOUNT_LIST, tok["access_token"]).status_code \
+        == 200
+    r = revoke_request({"token": tok["access_token"],
+                        "client_id": SC.client_id}, SC)
+    assert r.status_code == 200, r.text
+    assert api_get(signer, ACCOUNT_LIST, tok["access_token"]).status_code \
+        == 401
+
+
 def test_revoke_other_clients_token_has_no_effect(psu_factory,
                                                   client_factory, signer):
     other = client_factory()

@@ -473,6 +473,8 @@ def test_metadata_names_the_production_endpoints(prod):
             API_URL + "/auth/oauth/par"}
     assert doc["pushed_authorization_request_endpoint"] == \
         WWW_URL + "/auth/oauth/par"
+    assert doc["token_endpoint_auth_methods_supported"] == [
+        "client_secret_basic", "tls_client_auth"]
     assert doc["tls_client_certificate_bound_access_tokens"] is True
 
 
@@ -745,6 +747,82 @@ def test_probe_answered_over_tls_in_every_class(prod):
     assert "probe:" not in log, log[-2000:]
     assert not re.search(r"request id=\S+ method=\S+ path=/auth/payments ",
                          log), log[-2000:]
+
+
+def test_tls_client_auth(prod):
+    """RFC 8705 2.1 in production's configuration: a client registered for
+    tls_client_auth authenticates at the token, PAR and revocation
+    endpoints by its QWAC alone (client_id in the body): the certificate
+    verified and its organizationIdentifier the client's TPP's. Its
+    secret no longer counts; without the certificate, with another TPP's,
+    or for a client of HTTP Basic, the certificate authenticates nobody.
+    (After the tests that count the TPPs: this one adds one.)"""
+    conf = prod.conf
+    found = dict(re.findall(r"(?m)^\s*(client_id|client_secret): (\S+)$",
+                            ctl(conf, "tpp", "add", "--name",
+                                "Production TPP AG", "--org-id", ORG,
+                                "--redirect-uri", REDIRECT)))
+    cid, secret = found["client_id"], found["client_secret"]
+    assert ctl(conf, "tpp", "auth-method", cid, "tls_client_auth").strip() \
+        == "%s: authenticates with tls_client_auth" % cid
+
+    def post(base, path, data, cert=QWAC, auth=None):
+        return requests.post(base + path, cert=cert, verify=CA, timeout=30,
+                             data=data, headers={"Authorization": auth}
+                             if auth else {})
+
+    grant = {"grant_type": "client_credentials", "client_id": cid}
+    r = post(API_URL, "/auth/oauth/token", grant)
+    assert r.status_code == 200, r.text
+    tok = r.json()["access_token"]
+    r = post(API_URL, "/auth/oauth/par", {
+        "client_id": cid, "response_type": "code", "redirect_uri": REDIRECT,
+        "scope": "ACCOUNT_INFORMATION", "state": "st-tls"})
+    assert r.status_code == 201, r.text
+    r = post(API_URL, "/auth/oauth/revoke", {"client_id": cid,
+                                               "token": tok})
+    assert r.status_code == 200, r.text
+    conn = psycopg2.connect(host="127.0.0.1", port=os.environ["PGPORT"],
+                            user="postgres", dbname=DBNAME)
+    conn.autocommit = True
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT revoked_at IS NOT NULL, cnf_x5t_s256 IS NOT NULL "
+                    "FROM token WHERE token_hash = %s",
+                    (hashlib.sha256(tok.encode()).digest(),))
+        assert cur.fetchone() == (True, True)
+        cur.execute("SELECT detail FROM audit_log WHERE action = "
+                    "'tpp.client_auth' AND detail->>'client_id' = %s", (cid,))
+        assert [x[0] for x in cur.fetchall()] == [
+            {"client_id": cid, "auth_method": "tls_client_auth"}]
+    finally:
+        conn.close()
+    basic = psd2lib.basic_auth(cid, secret)
+    refused = [
+        # its secret, even with the certificate
+        post(API_URL, "/auth/oauth/token", grant, auth=basic),
+        # no certificate: the PSU host
+        post(WWW_URL, "/auth/oauth/token", grant, cert=None),
+        # a client of HTTP Basic
+        post(API_URL, "/auth/oauth/token", dict(
+            grant, client_id=prod.op.client_id)),
+    ]
+    other = dict(re.findall(r"(?m)^\s*(client_id|client_secret): (\S+)$",
+                            ctl(conf, "tpp", "add", "--name", "Other TPP AG",
+                                "--org-id", "PSDDE-BAFIN-777003",
+                                "--redirect-uri", REDIRECT)))["client_id"]
+    ctl(conf, "tpp", "auth-method", other, "tls_client_auth")
+    # another TPP's client: the QWAC is not its organisation's
+    refused.append(post(API_URL, "/auth/oauth/token",
+                        dict(grant, client_id=other)))
+    for r in refused:
+        assert r.status_code == 401, r.text
+        assert r.json()["error"] == "invalid_client", r.text
+    # The Basic client is unchanged.
+    r = post(API_URL, "/auth/oauth/token", {
+        "grant_type": "client_credentials"},
+        auth=psd2lib.basic_auth(prod.op.client_id, prod.op.secret))
+    assert r.status_code == 200, r.text
 
 
 def test_shutdown_is_clean(prod):

@@ -7,13 +7,17 @@
 -- point of view (one round trip, one transaction). Digests of secrets are
 -- computed by the service; the database never sees a secret.
 
--- Client lookup for the token and revoke endpoints, counting the caller's
--- address against the token rate limit (p_limit <= 0: no limit). The
--- secret's stored form: secret_salt and secret_key_id NULL for the legacy
--- unsalted SHA-256 (src/common/client_secret.h).
+-- Client lookup for the token, PAR and revoke endpoints, counting the
+-- caller's address against the token rate limit (p_limit <= 0: no
+-- limit). The secret's stored form: secret_salt and secret_key_id NULL
+-- for the legacy unsalted SHA-256 (src/common/client_secret.h). The
+-- client's authentication method (migration 194) and its TPP's
+-- organizationIdentifier, which a tls_client_auth client's certificate
+-- must carry.
 CREATE OR REPLACE FUNCTION token_client(p_client_id text, p_addr text, p_limit integer,
     OUT rate_ok boolean, OUT secret_hash bytea, OUT access_ttl integer,
-    OUT active boolean, OUT secret_salt bytea, OUT secret_key_id text)
+    OUT active boolean, OUT secret_salt bytea, OUT secret_key_id text,
+    OUT auth_method text, OUT org_id text)
 LANGUAGE plpgsql AS $$
 BEGIN
 	rate_ok := true;
@@ -22,8 +26,9 @@ BEGIN
 	END IF;
 	SELECT c.secret_hash, c.access_ttl,
 	    c.status = 'active' AND t.status = 'active', c.secret_salt,
-	    c.secret_key_id
-	INTO secret_hash, access_ttl, active, secret_salt, secret_key_id
+	    c.secret_key_id, c.auth_method, t.org_id
+	INTO secret_hash, access_ttl, active, secret_salt, secret_key_id,
+	    auth_method, org_id
 	FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id
 	WHERE c.client_id = p_client_id;
 END;

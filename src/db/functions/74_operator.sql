@@ -174,6 +174,29 @@ BEGIN
 END;
 $$;
 
+-- How a client authenticates (migration 194); false when there is no
+-- such client.
+CREATE OR REPLACE FUNCTION operator_client_auth(p_actor text,
+    p_client_id text, p_method text)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM 1 FROM oauth_client WHERE client_id = p_client_id;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+	UPDATE oauth_client SET auth_method = p_method
+	WHERE client_id = p_client_id
+	    AND auth_method IS DISTINCT FROM p_method;
+	IF FOUND THEN
+		INSERT INTO audit_log (actor, action, detail)
+		VALUES (p_actor, 'tpp.client_auth',
+		    jsonb_build_object('client_id', p_client_id,
+			'auth_method', p_method));
+	END IF;
+	RETURN true;
+END;
+$$;
+
 -- A client secret row of the unsalted form (secret_hash = SHA-256 of the
 -- secret) to the keyed form over the same digest; only while the row is
 -- still the one psd2ctl read (p_old_hash). true when converted.

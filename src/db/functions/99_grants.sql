@@ -144,6 +144,7 @@ BEGIN
 		('oauth_scope_answer(consent,text[])', '{psd2_service}'),
 		('operator_account_add(text,text,text,text,text,text)', '{psd2_operator}'),
 		('operator_client_add(text,text,text,text,bytea,bytea,text,text[],boolean,integer)', '{psd2_operator}'),
+		('operator_client_auth(text,text,text)', '{psd2_operator}'),
 		('operator_client_par(text,text,boolean)', '{psd2_operator}'),
 		('operator_client_rehash(text,text,bytea,bytea,bytea,text)', '{psd2_operator}'),
 		('operator_client_rotation(text,text,boolean)', '{psd2_operator}'),
