@@ -295,24 +295,19 @@ ctl_tpp_status(PGconn *db, const char *org_id, const char *status)
 }
 
 /*
- * A client's on/off setting through its operator function (which
- * writes the audit row when the setting changes); what says which.
+ * A client's setting through its operator function (actor, client,
+ * value; it writes the audit row when the setting changes), then
+ * "CLIENT: what shown".
  */
 static int
-ctl_tpp_switch(PGconn *db, const char *sql, const char *what,
-    const char *client_id, const char *onoff)
+ctl_tpp_set(PGconn *db, const char *sql, const char *client_id,
+    const char *value, const char *what, const char *shown)
 {
 	PGresult	*res;
 	char		 actor[128];
-	const char	*params[3] = { actor, client_id, NULL };
+	const char	*params[3] = { actor, client_id, value };
 	int		 found;
 
-	if (strcmp(onoff, "on") == 0)
-		params[2] = "true";
-	else if (strcmp(onoff, "off") == 0)
-		params[2] = "false";
-	else
-		return (2);
 	ctl_actor(actor, sizeof(actor));
 	res = ctl_exec(db, sql, 3, params);
 	found = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
@@ -321,8 +316,20 @@ ctl_tpp_switch(PGconn *db, const char *sql, const char *what,
 		fprintf(stderr, "psd2ctl: no client %s\n", client_id);
 		return (1);
 	}
-	printf("%s: %s %s\n", client_id, what, onoff);
+	printf("%s: %s %s\n", client_id, what, shown);
 	return (0);
+}
+
+/* An on/off setting of a client: on is true, off false. */
+static int
+ctl_tpp_switch(PGconn *db, const char *sql, const char *what,
+    const char *client_id, const char *onoff)
+{
+	if (strcmp(onoff, "on") == 0)
+		return (ctl_tpp_set(db, sql, client_id, "true", what, onoff));
+	if (strcmp(onoff, "off") == 0)
+		return (ctl_tpp_set(db, sql, client_id, "false", what, onoff));
+	return (2);
 }
 
 /*
@@ -352,25 +359,11 @@ ctl_tpp_par(PGconn *db, const char *client_id, const char *onoff)
 static int
 ctl_tpp_auth(PGconn *db, const char *client_id, const char *method)
 {
-	PGresult	*res;
-	char		 actor[128];
-	const char	*params[3] = { actor, client_id, method };
-	int		 found;
-
 	if (strcmp(method, "client_secret_basic") != 0 &&
 	    strcmp(method, "tls_client_auth") != 0)
 		return (2);
-	ctl_actor(actor, sizeof(actor));
-	res = ctl_exec(db, "SELECT operator_client_auth($1, $2, $3)", 3,
-	    params);
-	found = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	if (!found) {
-		fprintf(stderr, "psd2ctl: no client %s\n", client_id);
-		return (1);
-	}
-	printf("%s: authenticates with %s\n", client_id, method);
-	return (0);
+	return (ctl_tpp_set(db, "SELECT operator_client_auth($1, $2, $3)",
+	    client_id, method, "authenticates with", method));
 }
 
 int

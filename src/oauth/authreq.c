@@ -24,10 +24,6 @@
 #define AUTHREQ_STATE_MAX	1024
 #define AUTHREQ_BG_SCOPE	"AIS:"
 
-/* Authorize answers these repeated by an error page, never a redirect. */
-static const char *const authreq_client_params[] = {
-	"client_id", "redirect_uri", NULL
-};
 static const char *const authreq_state_param[] = { "state", NULL };
 static const char *const authreq_params[] = {
 	"response_type", "scope", "state", "code_challenge",
@@ -98,6 +94,11 @@ authreq_new(struct http_request *req, json_t *client, const char *client_id,
 	return (request);
 }
 
+/*
+ * Authorize's query string. PAR refuses a repeated parameter itself,
+ * before Kore parses the body (par.c): oauth_repeated_param cannot read
+ * a body after that.
+ */
 static int
 authreq_repeated(struct http_request *req, json_t *request,
     enum authreq_answer answer)
@@ -105,10 +106,9 @@ authreq_repeated(struct http_request *req, json_t *request,
 	const char	*name;
 	char		 text[96];
 
-	name = oauth_repeated_param(req, authreq_params);
-	if (name == NULL && answer == AUTHREQ_JSON)
-		name = oauth_repeated_param(req, authreq_client_params);
-	if (name == NULL)
+	if (answer == AUTHREQ_JSON)
+		return (0);
+	if ((name = oauth_repeated_param(req, authreq_params)) == NULL)
 		return (0);
 	(void)snprintf(text, sizeof(text), "%s must not be repeated", name);
 	authreq_refuse(req, request, answer, "invalid_request", text);
