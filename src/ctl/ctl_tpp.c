@@ -1,5 +1,6 @@
 /*
- * psd2ctl tpp add|list|suspend|activate|rehash. The client secret is a
+ * psd2ctl tpp add|list|suspend|activate|rehash|refresh-rotation|
+ * par-required|auth-method|jwks. The client secret is a
  * 256-bit random value (or the operator's --secret), printed once, stored
  * salted and keyed (src/common/client_secret.h) under the current key of
  * psd2_client_keys. Writes go through 74_operator.sql and the staff
@@ -15,6 +16,7 @@
 #include "common/client_secret.h"
 #include "common/crypto.h"
 #include "common/encoding.h"
+#include "common/jws.h"
 #include "common/keyring.h"
 #include "common/redirect_uri.h"
 #include "common/settings.h"
@@ -353,17 +355,59 @@ ctl_tpp_par(PGconn *db, const char *client_id, const char *onoff)
 }
 
 /*
- * How a client authenticates (migration 194): client_secret_basic or
- * tls_client_auth (RFC 8705, its QWAC on the mTLS host).
+ * How a client authenticates (migrations 194, 195): client_secret_basic,
+ * tls_client_auth (RFC 8705, its QWAC on the mTLS host) or
+ * private_key_jwt (RFC 7523, its keys registered first with tpp jwks).
  */
 static int
 ctl_tpp_auth(PGconn *db, const char *client_id, const char *method)
 {
 	if (strcmp(method, "client_secret_basic") != 0 &&
-	    strcmp(method, "tls_client_auth") != 0)
+	    strcmp(method, "tls_client_auth") != 0 &&
+	    strcmp(method, "private_key_jwt") != 0)
 		return (2);
 	return (ctl_tpp_set(db, "SELECT operator_client_auth($1, $2, $3)",
 	    client_id, method, "authenticates with", method));
+}
+
+/*
+ * A client's public keys for private_key_jwt, a JWK Set read from path
+ * ("-": standard input), checked as the service will use it
+ * (src/common/jws.h) and stored whole, replacing the former set: add
+ * the new key to the set before the client signs with it.
+ */
+static int
+ctl_tpp_jwks(PGconn *db, const char *client_id, const char *path)
+{
+	json_t		*set;
+	json_error_t	 jerr;
+	char		*text, why[256];
+	int		 rc;
+
+	if (strcmp(path, "-") == 0)
+		set = json_loadf(stdin, JSON_REJECT_DUPLICATES, &jerr);
+	else
+		set = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (set == NULL) {
+		fprintf(stderr, "psd2ctl: %s: not JSON: %s (line %d)\n", path,
+		    jerr.text, jerr.line);
+		return (1);
+	}
+	if (jws_jwks_check(set, why, sizeof(why)) == -1) {
+		fprintf(stderr, "psd2ctl: %s: %s\n", path, why);
+		json_decref(set);
+		return (1);
+	}
+	text = json_dumps(set, JSON_COMPACT);
+	json_decref(set);
+	if (text == NULL) {
+		fprintf(stderr, "psd2ctl: out of memory\n");
+		return (1);
+	}
+	rc = ctl_tpp_set(db, "SELECT operator_client_jwks($1, $2, $3)",
+	    client_id, text, "public keys", "registered");
+	free(text);
+	return (rc);
 }
 
 int
@@ -387,5 +431,7 @@ ctl_tpp(PGconn *db, int argc, char **argv)
 		return (ctl_tpp_par(db, argv[1], argv[2]));
 	if (strcmp(argv[0], "auth-method") == 0 && argc == 3)
 		return (ctl_tpp_auth(db, argv[1], argv[2]));
+	if (strcmp(argv[0], "jwks") == 0 && argc == 3)
+		return (ctl_tpp_jwks(db, argv[1], argv[2]));
 	return (2);
 }

@@ -111,6 +111,9 @@ oauth_metadata(struct http_request *req)
 		"refresh_token", "client_credentials", NULL };
 	static const char *const	pkce[] = { "S256", NULL };
 	static const char *const	auth[] = { "client_secret_basic",
+		"private_key_jwt", NULL };
+	/* src/common/jws.h: what FAPI 2.0 allows, never none or HMAC. */
+	static const char *const	algs[] = { "PS256", "ES256", "EdDSA",
 		NULL };
 	static const char *const	locales[] = { "en", "de", "nl", NULL };
 	char				 issuer[OAUTH_ISSUER_MAX];
@@ -149,6 +152,12 @@ oauth_metadata(struct http_request *req)
 	    metadata_list(auth));
 	json_object_set_new(doc, "revocation_endpoint_auth_methods_supported",
 	    metadata_list(auth));
+	json_object_set_new(doc,
+	    "token_endpoint_auth_signing_alg_values_supported",
+	    metadata_list(algs));
+	json_object_set_new(doc,
+	    "revocation_endpoint_auth_signing_alg_values_supported",
+	    metadata_list(algs));
 	json_object_set_new(doc, "ui_locales_supported",
 	    metadata_list(locales));
 	json_object_set_new(doc,

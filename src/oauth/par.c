@@ -1,17 +1,18 @@
 /*
  * POST /auth/oauth/par: pushed authorisation requests (RFC 9126).
  *
- * The client authenticates as at the token endpoint (HTTP Basic, the
- * keyed secret; a body client_id must be its own), then posts the parameters of its authorisation request.
+ * The client authenticates as at the token endpoint (client_auth.h; a
+ * body client_id must be its own), then posts the parameters of its
+ * authorisation request.
  * They are checked as authorize checks them (authreq.c), refusals
  * answered 400 with the RFC 6749 error body (RFC 9126 2.3), redirect_uri
  * required. The request is kept AUTHREQ_PUSHED_TTL seconds under the
  * SHA-256 of a random request_uri (oauth_par_push), answered 201; the
  * PSU's browser then brings only client_id and request_uri to authorize.
  *
- * Four round trips: the client's secret, its registration (cached like
- * authorize's), a Berlin Group consent when the scope names one, and the
- * store.
+ * Four round trips: the client's authentication (and a fifth for a
+ * client assertion's jti), its registration (cached like authorize's), a
+ * Berlin Group consent when the scope names one, and the store.
  */
 #include <sys/types.h>
 
@@ -30,6 +31,7 @@
 #include "common/encoding.h"
 #include "db/db.h"
 #include "oauth/authreq.h"
+#include "oauth/client_auth.h"
 #include "oauth/client_cache.h"
 #include "oauth/oauth.h"
 #include "oauth/token.h"
@@ -41,28 +43,28 @@ int	oauth_par(struct http_request *);
 #define PAR_RANDOM	32
 
 enum par_phase {
-	PAR_AUTH,	/* the client's secret */
+	PAR_AUTH,	/* the client's authentication */
 	PAR_CLIENT,	/* its registration */
 	PAR_BG,		/* scope=AIS:{consentId}: the consent */
 	PAR_STORE	/* the request kept */
 };
 
 struct par_ctx {
-	enum par_phase	 phase;
-	struct db_query	 q;
-	json_t		*request;
-	char		 client_id[128];
-	char		 secret[256];
-	char		 consent_id[AUTHREQ_UUID_LEN + 1];
-	char		 request_uri[sizeof(PAR_URI_PREFIX) +
-			    BASE64URL_ENCODED_LEN(PAR_RANDOM) + 1];
+	enum par_phase		 phase;
+	struct db_query		 q;
+	json_t			*request;
+	struct client_auth	 auth;
+	char			 consent_id[AUTHREQ_UUID_LEN + 1];
+	char			 request_uri[sizeof(PAR_URI_PREFIX) +
+				    BASE64URL_ENCODED_LEN(PAR_RANDOM) + 1];
 };
 
 /* Each at most once (RFC 9126 2.1, RFC 6749 3.1), read before the body
  * is parsed (oauth_repeated_param). */
 static const char *const par_params[] = {
 	"client_id", "request_uri", "response_type", "redirect_uri", "scope",
-	"state", "code_challenge", "code_challenge_method", NULL
+	"state", "code_challenge", "code_challenge_method", "client_assertion",
+	"client_assertion_type", NULL
 };
 
 static void
@@ -73,7 +75,7 @@ par_free(struct http_request *req)
 	db_query_end(&ctx->q);
 	if (ctx->request != NULL)
 		json_decref(ctx->request);
-	OPENSSL_cleanse(ctx->secret, sizeof(ctx->secret));
+	OPENSSL_cleanse(&ctx->auth, sizeof(ctx->auth));
 }
 
 /* A fresh request_uri and its SHA-256; -1 when no randomness. */
@@ -108,7 +110,7 @@ par_store(struct http_request *req, struct par_ctx *ctx)
 	}
 	ctx->phase = PAR_STORE;
 	db_query_begin(&ctx->q, req, "SELECT oauth_par_push($1, $2, $3, $4)");
-	db_param(&ctx->q, ctx->client_id);
+	db_param(&ctx->q, ctx->auth.client_id);
 	db_param_bin(&ctx->q, digest, sizeof(digest));
 	db_param(&ctx->q, text);
 	db_param_int(&ctx->q, AUTHREQ_PUSHED_TTL);
@@ -130,7 +132,7 @@ par_check(struct http_request *req, struct par_ctx *ctx, json_t *client)
 		    "redirect_uri is required.");
 		return (DB_ANSWERED);
 	}
-	ctx->request = authreq_new(req, client, ctx->client_id,
+	ctx->request = authreq_new(req, client, ctx->auth.client_id,
 	    forms_arg(req, "redirect_uri"));
 	if (ctx->request == NULL) {
 		respond_oauth_error(req, 400, "invalid_request",
@@ -144,7 +146,7 @@ par_check(struct http_request *req, struct par_ctx *ctx, json_t *client)
 		return (par_store(req, ctx));
 	ctx->phase = PAR_BG;
 	db_query_begin(&ctx->q, req, AUTHREQ_SQL_BG_CONSENT);
-	db_param(&ctx->q, ctx->client_id);
+	db_param(&ctx->q, ctx->auth.client_id);
 	db_param(&ctx->q, ctx->consent_id);
 	return (DB_QUERY);
 }
@@ -159,20 +161,17 @@ par_authenticated(struct http_request *req, struct par_ctx *ctx)
 {
 	json_t	*client;
 
-	if (token_client_check(req, &ctx->q, ctx->client_id,
-	    ctx->secret) < 0)
-		return (DB_ANSWERED);
 	if (forms_arg(req, "request_uri") != NULL) {
 		respond_oauth_error(req, 400, "invalid_request",
 		    "request_uri must not be pushed (RFC 9126 2.1).");
 		return (DB_ANSWERED);
 	}
-	client = client_cache_get(CLIENT_CACHE_PAGE, ctx->client_id);
+	client = client_cache_get(CLIENT_CACHE_PAGE, ctx->auth.client_id);
 	if (client != NULL)
 		return (par_check(req, ctx, client));
 	ctx->phase = PAR_CLIENT;
 	db_query_begin(&ctx->q, req, AUTHREQ_SQL_CLIENT);
-	db_param(&ctx->q, ctx->client_id);
+	db_param(&ctx->q, ctx->auth.client_id);
 	return (DB_QUERY);
 }
 
@@ -194,13 +193,16 @@ static enum db_next
 par_step(struct http_request *req, void *arg)
 {
 	struct par_ctx	*ctx = arg;
+	enum db_next	 next;
 
 	switch (ctx->phase) {
 	case PAR_AUTH:
+		if (!client_auth_done(req, &ctx->q, &ctx->auth, &next))
+			return (next);
 		return (par_authenticated(req, ctx));
 	case PAR_CLIENT:
 		return (par_check(req, ctx, authreq_client_row(&ctx->q,
-		    ctx->client_id)));
+		    ctx->auth.client_id)));
 	case PAR_BG:
 		if (authreq_bg_merge(req, &ctx->q, ctx->request,
 		    AUTHREQ_JSON) == -1)
@@ -220,8 +222,7 @@ par_start(struct http_request *req, struct par_ctx *ctx)
 		return (DB_ANSWERED);
 	http_populate_post(req);
 	ctx->phase = PAR_AUTH;
-	if (token_client_begin(req, &ctx->q, ctx->client_id,
-	    sizeof(ctx->client_id), ctx->secret, sizeof(ctx->secret)) == -1)
+	if (client_auth_begin(req, &ctx->q, &ctx->auth) == -1)
 		return (DB_ANSWERED);
 	return (DB_QUERY);
 }

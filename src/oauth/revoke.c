@@ -15,16 +15,16 @@
 #include "api/respond.h"
 #include "common/crypto.h"
 #include "db/db.h"
+#include "oauth/client_auth.h"
 #include "oauth/oauth.h"
 #include "oauth/token.h"
 
 int	oauth_revoke(struct http_request *);
 
 struct revoke_ctx {
-	int		revoking;
-	struct db_query	q;
-	char		client_id[128];
-	char		secret[256];
+	int			revoking;
+	struct db_query		q;
+	struct client_auth	auth;
 };
 
 static void
@@ -37,7 +37,8 @@ revoke_free(struct http_request *req)
 }
 
 static const char *const revoke_params[] = {
-	"token", "token_type_hint", "client_id", NULL
+	"token", "token_type_hint", "client_id", "client_assertion",
+	"client_assertion_type", NULL
 };
 
 static enum db_next
@@ -46,9 +47,6 @@ revoke_begin(struct http_request *req, struct revoke_ctx *ctx)
 	const char	*token;
 	uint8_t		 digest[32];
 
-	if (token_client_check(req, &ctx->q, ctx->client_id,
-	    ctx->secret) < 0)
-		return (DB_ANSWERED);
 	token = NULL;
 	if (!http_argument_get_string(req, "token", &token)) {
 		respond_oauth_error(req, 400, "invalid_request",
@@ -58,7 +56,7 @@ revoke_begin(struct http_request *req, struct revoke_ctx *ctx)
 	crypto_sha256(token, strlen(token), digest);
 	db_query_begin(&ctx->q, req, "SELECT oauth_revoke($1, $2)");
 	db_param_bin(&ctx->q, digest, sizeof(digest));
-	db_param(&ctx->q, ctx->client_id);
+	db_param(&ctx->q, ctx->auth.client_id);
 	ctx->revoking = 1;
 	return (DB_QUERY);
 }
@@ -67,11 +65,15 @@ static enum db_next
 revoke_step(struct http_request *req, void *arg)
 {
 	struct revoke_ctx	*ctx = arg;
+	enum db_next		 next;
 
-	if (!ctx->revoking)
-		return (revoke_begin(req, ctx));
-	respond_raw(req, 200, NULL, NULL, 0);
-	return (DB_ANSWERED);
+	if (ctx->revoking) {
+		respond_raw(req, 200, NULL, NULL, 0);
+		return (DB_ANSWERED);
+	}
+	if (!client_auth_done(req, &ctx->q, &ctx->auth, &next))
+		return (next);
+	return (revoke_begin(req, ctx));
 }
 
 static enum db_next
@@ -80,8 +82,7 @@ revoke_start(struct http_request *req, struct revoke_ctx *ctx)
 	if (token_params_once(req, revoke_params) == -1)
 		return (DB_ANSWERED);
 	http_populate_post(req);
-	if (token_client_begin(req, &ctx->q, ctx->client_id,
-	    sizeof(ctx->client_id), ctx->secret, sizeof(ctx->secret)) == -1)
+	if (client_auth_begin(req, &ctx->q, &ctx->auth) == -1)
 		return (DB_ANSWERED);
 	return (DB_QUERY);
 }

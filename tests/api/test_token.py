@@ -612,3 +612,37 @@ def test_basic_credentials_with_reserved_characters(psu_factory,
     assert_invalid_client(r)
     r = exchange_code(c, code)
     assert r.status_code == 200, r.text
+
+
+def test_access_token_never_outlives_its_consent(psu_factory, client_factory,
+                                                 dbinfo):
+    """A consent whose last day is today: the access token of a code or
+    refresh grant ends with it, and expires_in says so."""
+    c = client_factory(access_ttl=86400)
+    code, _, _, _ = run_code_flow(c, psu_factory())
+    with db_connect(psd2lib.as_superuser(dbinfo)) as db, \
+            db.cursor() as cur:
+        cur.execute("UPDATE consent SET valid_until = current_date WHERE "
+                    "id = (SELECT consent_id FROM auth_code WHERE "
+                    "code_hash = %s)", (hashlib.sha256(code.encode())
+                                        .digest(),))
+        assert cur.rowcount == 1
+    r = exchange_code(c, code)
+    assert r.status_code == 200, r.text
+    tok = r.json()
+    r = token_request({"grant_type": "refresh_token",
+                       "refresh_token": tok["refresh_token"]}, c)
+    assert r.status_code == 200, r.text
+    for t in (tok, r.json()):
+        with db_connect(psd2lib.as_superuser(dbinfo)) as db, \
+                db.cursor() as cur:
+            cur.execute("SELECT t.expires_at <= (c.valid_until + 1)::"
+                        "timestamptz, extract(epoch FROM (c.valid_until + 1)"
+                        "::timestamptz - now()) FROM token t JOIN consent c "
+                        "ON c.id = t.consent_id WHERE t.token_hash = %s",
+                        (hashlib.sha256(t["access_token"].encode())
+                         .digest(),))
+            within, left = cur.fetchone()
+        # Within the second the grant's now() and floor() take.
+        assert within and 0 < t["expires_in"] < 86400
+        assert left - 2 <= t["expires_in"] <= left + 1

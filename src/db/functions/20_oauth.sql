@@ -17,7 +17,7 @@
 CREATE OR REPLACE FUNCTION token_client(p_client_id text, p_addr text, p_limit integer,
     OUT rate_ok boolean, OUT secret_hash bytea, OUT access_ttl integer,
     OUT active boolean, OUT secret_salt bytea, OUT secret_key_id text,
-    OUT auth_method text, OUT org_id text)
+    OUT auth_method text, OUT org_id text, OUT jwks text)
 LANGUAGE plpgsql AS $$
 BEGIN
 	rate_ok := true;
@@ -26,9 +26,9 @@ BEGIN
 	END IF;
 	SELECT c.secret_hash, c.access_ttl,
 	    c.status = 'active' AND t.status = 'active', c.secret_salt,
-	    c.secret_key_id, c.auth_method, t.org_id
+	    c.secret_key_id, c.auth_method, t.org_id, c.jwks::text
 	INTO secret_hash, access_ttl, active, secret_salt, secret_key_id,
-	    auth_method, org_id
+	    auth_method, org_id, jwks
 	FROM oauth_client c JOIN tpp t ON t.id = c.tpp_id
 	WHERE c.client_id = p_client_id;
 END;
@@ -36,7 +36,8 @@ $$;
 
 -- Issues an access and a refresh token for a consent, in family p_family;
 -- the access token only when p_refresh_hash is NULL (a refresh grant
--- without rotation).
+-- without rotation). Returns the access token's lifetime in seconds:
+-- p_access_ttl, or less where the consent ends sooner (migration 196).
 -- PL/pgSQL, like every function a grant calls: a SQL-language function
 -- that PostgreSQL cannot inline is parsed and planned again on every call
 -- (this one, oauth_client_active and oauth_scope_answer took half of the
@@ -45,17 +46,25 @@ $$;
 CREATE OR REPLACE FUNCTION token_issue(p_family uuid, p_client_id text,
     p_consent_id uuid, p_scopes text[], p_access_hash bytea,
     p_refresh_hash bytea, p_access_ttl integer)
-RETURNS void LANGUAGE plpgsql AS $$
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+	v_end timestamptz;
+	v_ttl integer;
 BEGIN
+	-- The consent's last day ends at valid_until + 1 (migration 196).
+	SELECT (c.valid_until + 1)::timestamptz INTO v_end
+	FROM consent c WHERE c.id = p_consent_id;
+	v_ttl := least(p_access_ttl,
+	    greatest(1, floor(extract(epoch FROM v_end - now()))::integer));
 	INSERT INTO token (token_hash, kind, family, client_id, consent_id,
 	    scopes, expires_at)
 	SELECT p_access_hash, 'access', p_family, p_client_id, p_consent_id,
-	    p_scopes, now() + make_interval(secs => p_access_ttl)
+	    p_scopes, now() + make_interval(secs => v_ttl)
 	UNION ALL
 	SELECT p_refresh_hash, 'refresh', p_family, p_client_id, p_consent_id,
-	    p_scopes, (c.valid_until + 1)::timestamptz
-	FROM consent c WHERE c.id = p_consent_id
-	    AND p_refresh_hash IS NOT NULL;
+	    p_scopes, v_end
+	WHERE p_refresh_hash IS NOT NULL;
+	RETURN v_ttl;
 END;
 $$;
 
@@ -147,11 +156,10 @@ BEGIN
 		description := 'The consent is no longer valid.';
 		RETURN;
 	END IF;
-	PERFORM token_issue(c.family, p_client_id, c.consent_id, c.scopes,
-	    p_access_hash, p_refresh_hash, p_access_ttl);
+	expires_in := token_issue(c.family, p_client_id, c.consent_id,
+	    c.scopes, p_access_hash, p_refresh_hash, p_access_ttl);
 	result := 'ok';
 	scope := oauth_scope_answer(cs, c.scopes);
-	expires_in := p_access_ttl;
 END;
 $$;
 
@@ -192,11 +200,10 @@ BEGIN
 		RETURN;
 	END IF;
 	UPDATE token SET used_at = now() WHERE token_hash = p_refresh_hash;
-	PERFORM token_issue(t.family, p_client_id, t.consent_id, t.scopes,
-	    p_access_hash, p_new_refresh_hash, p_access_ttl);
+	expires_in := token_issue(t.family, p_client_id, t.consent_id,
+	    t.scopes, p_access_hash, p_new_refresh_hash, p_access_ttl);
 	result := 'ok';
 	scope := oauth_scope_answer(cs, t.scopes);
-	expires_in := p_access_ttl;
 END;
 $$;
 
@@ -314,13 +321,12 @@ BEGIN
 		FOR KEY SHARE OF t;
 	END IF;
 	IF FOUND THEN
-		PERFORM token_issue(g.family, p_client_id, (g.consent).id,
-		    g.scopes, p_access_hash,
+		expires_in := token_issue(g.family, p_client_id,
+		    (g.consent).id, g.scopes, p_access_hash,
 		    CASE WHEN v_rotation THEN p_new_refresh_hash END,
 		    p_access_ttl);
 		result := 'ok';
 		scope := oauth_scope_answer(g.consent, g.scopes);
-		expires_in := p_access_ttl;
 		rotated := v_rotation;
 	ELSE
 		-- Rotates when it grants (a token that became valid meanwhile).
@@ -683,6 +689,20 @@ RETURNS void LANGUAGE sql AS $$
 	INSERT INTO pushed_request (uri_hash, client_id, request, expires_at)
 	VALUES (p_uri_hash, p_client_id, p_request,
 	    now() + make_interval(secs => p_ttl));
+$$;
+
+-- A client assertion's jti spent (RFC 7523 3 item 7; migration 195),
+-- kept until the assertion expires: true the first time, false for a
+-- replay. The service calls it only for an assertion it has verified.
+CREATE OR REPLACE FUNCTION oauth_assertion_spend(p_client_id text,
+    p_jti_hash bytea, p_expires_at timestamptz)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO client_assertion (client_id, jti_hash, expires_at)
+	VALUES (p_client_id, p_jti_hash, p_expires_at)
+	ON CONFLICT DO NOTHING;
+	RETURN FOUND;
+END;
 $$;
 
 -- The pushed request of p_client_id under p_uri_hash, once: the row goes

@@ -174,15 +174,22 @@ BEGIN
 END;
 $$;
 
--- How a client authenticates (migration 194); false when there is no
--- such client.
+-- How a client authenticates (migrations 194, 195); false when there is
+-- no such client. private_key_jwt needs the client's keys first.
 CREATE OR REPLACE FUNCTION operator_client_auth(p_actor text,
     p_client_id text, p_method text)
 RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	v_jwks jsonb;
 BEGIN
-	PERFORM 1 FROM oauth_client WHERE client_id = p_client_id;
+	SELECT jwks INTO v_jwks FROM oauth_client
+	WHERE client_id = p_client_id FOR UPDATE;
 	IF NOT FOUND THEN
 		RETURN false;
+	END IF;
+	IF p_method = 'private_key_jwt' AND v_jwks IS NULL THEN
+		RAISE EXCEPTION 'client % has no keys: register them first '
+		    '(psd2ctl tpp jwks)', p_client_id;
 	END IF;
 	UPDATE oauth_client SET auth_method = p_method
 	WHERE client_id = p_client_id
@@ -193,6 +200,29 @@ BEGIN
 		    jsonb_build_object('client_id', p_client_id,
 			'auth_method', p_method));
 	END IF;
+	RETURN true;
+END;
+$$;
+
+-- A client's public keys for private_key_jwt (migration 195), a JWK Set
+-- that psd2ctl has checked (src/common/jws.h); the audit row names the
+-- keys' ids and types, and the SHA-256 of the set as stored. false when
+-- there is no such client.
+CREATE OR REPLACE FUNCTION operator_client_jwks(p_actor text,
+    p_client_id text, p_jwks jsonb)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE oauth_client SET jwks = p_jwks
+	WHERE client_id = p_client_id;
+	IF NOT FOUND THEN
+		RETURN false;
+	END IF;
+	INSERT INTO audit_log (actor, action, detail)
+	VALUES (p_actor, 'tpp.client_jwks', jsonb_build_object(
+	    'client_id', p_client_id,
+	    'keys', (SELECT jsonb_agg(jsonb_build_object('kty', k->>'kty',
+		'kid', k->>'kid')) FROM jsonb_array_elements(p_jwks->'keys') k),
+	    'sha256', encode(sha256(convert_to(p_jwks::text, 'UTF8')), 'hex')));
 	RETURN true;
 END;
 $$;
