@@ -18,6 +18,7 @@
 #include "metrics/downtime.h"
 #include "metrics/kpi.h"
 #include "metrics/metrics.h"
+#include "tpp/dpop.h"
 
 static void
 respond_security_headers(struct http_request *req)
@@ -201,6 +202,33 @@ respond_bearer_error(struct http_request *req, int expired, const char *token)
 	http_response_header(req, "www-authenticate",
 	    "Bearer error=\"invalid_token\"");
 	respond_json(req, 401, body);
+}
+
+/*
+ * A DPoP proof refused at a resource (RFC 9449 7.1): WWW-Authenticate
+ * DPoP with the error, and for use_dpop_nonce a fresh DPoP-Nonce; the
+ * body the surface's own (standard: TOKEN_INVALID; the contract's paths:
+ * the error and why).
+ */
+void
+respond_dpop_error(struct http_request *req, int standard, int nonce,
+    const char *why)
+{
+	const char	*error;
+	char		 hdr[96], fresh[DPOP_NONCE_MAX];
+
+	error = nonce ? "use_dpop_nonce" : "invalid_dpop_proof";
+	(void)snprintf(hdr, sizeof(hdr), "DPoP error=\"%s\", "
+	    "algs=\"PS256 ES256 EdDSA\"", error);
+	http_response_header(req, "www-authenticate", hdr);
+	if (nonce && dpop_nonce(fresh, sizeof(fresh)) == 0)
+		http_response_header(req, "dpop-nonce", fresh);
+	if (standard) {
+		respond_tpp_error(req, 401, "TOKEN_INVALID", "DPoP", why);
+		return;
+	}
+	respond_json(req, 401, json_pack("{s:s, s:s}", "error", error,
+	    "error_description", why));
 }
 
 /*

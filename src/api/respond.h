@@ -30,6 +30,8 @@ void	respond_oauth_error(struct http_request *, int, const char *,
 void	respond_bearer_error(struct http_request *, int, const char *);
 /* The standard interface's 401 TOKEN_INVALID / TOKEN_EXPIRED. */
 void	respond_bg_token_error(struct http_request *, int);
+/* 401 for a refused DPoP proof: standard surface?, nonce needed?, why. */
+void	respond_dpop_error(struct http_request *, int, int, const char *);
 /* The spec's 500 body; the errorId also goes into the log line. */
 void	respond_server_error(struct http_request *, const char *);
 

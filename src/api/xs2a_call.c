@@ -63,26 +63,66 @@ xs2a_input_error(struct xs2a_call *c, int status, const char *code,
 	va_end(ap);
 }
 
+enum xs2a_scheme {
+	XS2A_NO_TOKEN,
+	XS2A_BEARER,
+	XS2A_DPOP	/* RFC 9449 7.1: a DPoP-bound token and its proof */
+};
+
 /*
- * The token of "Authorization: Bearer <token>", which the spec's 401 body
- * names. Anything else (no header, another scheme) yields "": a Basic
- * credential sent by mistake is never echoed.
+ * The token of "Authorization: Bearer <token>" or "DPoP <token>", which
+ * the spec's 401 body names. Anything else (no header, another scheme)
+ * yields "": a Basic credential sent by mistake is never echoed.
  */
 static const char *
-xs2a_bearer(struct http_request *req, int *is_bearer)
+xs2a_token(struct http_request *req, enum xs2a_scheme *scheme)
 {
 	const char	*hdr;
 
-	*is_bearer = 0;
+	*scheme = XS2A_NO_TOKEN;
 	if (!http_request_header(req, "authorization", &hdr))
 		return ("");
-	if (strncasecmp(hdr, "Bearer ", 7) != 0)
+	if (strncasecmp(hdr, "Bearer ", 7) == 0) {
+		*scheme = XS2A_BEARER;
+		hdr += 7;
+	} else if (strncasecmp(hdr, "DPoP ", 5) == 0) {
+		*scheme = XS2A_DPOP;
+		hdr += 5;
+	} else
 		return ("");
-	hdr += 7;
 	while (*hdr == ' ')
 		hdr++;
-	*is_bearer = 1;
 	return (hdr);
+}
+
+/*
+ * The DPoP proof of a DPoP-scheme request: 0 and its binding kept (and a
+ * fresh nonce for the client's next proof), or -1 with the 401 sent.
+ */
+static int
+xs2a_dpop(struct http_request *req, struct xs2a_call *c)
+{
+	struct dpop_proof	p;
+	char			nonce[DPOP_NONCE_MAX];
+
+	switch (dpop_check(req, c->token, &p)) {
+	case DPOP_NONE:
+		respond_dpop_error(req, c->standard, 0, "The DPoP scheme needs "
+		    "a DPoP proof header.");
+		return (-1);
+	case DPOP_NONCE:
+		respond_dpop_error(req, c->standard, 1, p.why);
+		return (-1);
+	case DPOP_INVALID:
+		respond_dpop_error(req, c->standard, 0, p.why);
+		return (-1);
+	case DPOP_OK:
+		break;
+	}
+	(void)snprintf(c->binding, sizeof(c->binding), "%s", p.binding);
+	if (dpop_nonce(nonce, sizeof(nonce)) == 0)
+		http_response_header(req, "dpop-nonce", nonce);
+	return (0);
 }
 
 /* One of the roles (TPP_ROLE_* bits) is in the verdict. */
@@ -135,16 +175,21 @@ int
 xs2a_begin(struct http_request *req, struct xs2a_call *c, const char *sql,
     const char *bearer_only_sql, int roles)
 {
-	uint8_t		digest[32];
-	int		is_bearer;
+	uint8_t			digest[32];
+	enum xs2a_scheme	scheme;
+	const char		*binding;
 
-	c->token = xs2a_bearer(req, &is_bearer);
+	c->token = xs2a_token(req, &scheme);
 	/* Our tokens are UUIDs: anything else is answered at once. */
-	if (!is_bearer || !crypto_is_uuid(c->token)) {
+	if (scheme == XS2A_NO_TOKEN || !crypto_is_uuid(c->token)) {
 		if (c->standard)
 			respond_bg_token_error(req, 0);
 		else
 			respond_bearer_error(req, 0, c->token);
+		c->answered = 1;
+		return (0);
+	}
+	if (scheme == XS2A_DPOP && xs2a_dpop(req, c) == -1) {
 		c->answered = 1;
 		return (0);
 	}
@@ -156,8 +201,14 @@ xs2a_begin(struct http_request *req, struct xs2a_call *c, const char *sql,
 	db_query_begin(&c->q, req, c->refusal.status != 0 ?
 	    bearer_only_sql : sql);
 	db_param_bin(&c->q, digest, sizeof(digest));
-	/* RFC 8705: a token bound to a QWAC needs that QWAC's connection. */
-	db_param(&c->q, c->verdict.peer_x5t[0] ? c->verdict.peer_x5t : NULL);
+	/*
+	 * The binding (token_binding_cnf, 20_oauth.sql): a token bound to a
+	 * DPoP key needs a proof of it (RFC 9449), one bound to a QWAC that
+	 * QWAC's connection (RFC 8705).
+	 */
+	binding = c->binding[0] ? c->binding :
+	    c->verdict.peer_x5t[0] ? c->verdict.peer_x5t : NULL;
+	db_param(&c->q, binding);
 	if (c->refusal.status != 0)
 		return (0);
 	db_param(&c->q, c->verdict.org_id[0] ? c->verdict.org_id : NULL);

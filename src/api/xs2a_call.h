@@ -16,6 +16,7 @@
 
 #include "api/request.h"
 #include "db/db.h"
+#include "tpp/dpop.h"
 #include "tpp/tpp.h"
 
 struct http_request;
@@ -55,6 +56,8 @@ struct xs2a_call {
 	struct xs2a_refusal	 input;		/* first input error */
 	struct xs2a_refusal	 refusal;	/* what step 1 settled */
 	char			 psu_ip[XS2A_IP_MAX];	/* "" when absent */
+	/* A verified DPoP proof's binding (tpp/dpop.h), "" for Bearer. */
+	char			 binding[DPOP_BINDING_MAX];
 };
 
 /* Ends the call's query and wipes it (it held the bearer token). */

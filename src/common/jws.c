@@ -4,6 +4,7 @@
  * a source of keys.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/bn.h>
@@ -328,9 +329,14 @@ done:
 	return (ok);
 }
 
+/*
+ * The signature of a parsed JWS against the keys of jwks; with_kid: a
+ * header's kid picks the key (a DPoP proof's own key has none to match).
+ */
 static enum jws_result
-jws_verify_with(const json_t *hdr, const json_t *jwks, const uint8_t *sig,
-    size_t siglen, const char *input, size_t inputlen, const char **algname)
+jws_verify_with(const json_t *hdr, const json_t *jwks, int with_kid,
+    const uint8_t *sig, size_t siglen, const char *input, size_t inputlen,
+    const char **algname)
 {
 	const json_t	*kidv, *key, *keys;
 	const char	*name, *kid;
@@ -346,7 +352,7 @@ jws_verify_with(const json_t *hdr, const json_t *jwks, const uint8_t *sig,
 	kidv = json_object_get(hdr, "kid");
 	if (kidv != NULL && !json_is_string(kidv))
 		return (JWS_MALFORMED);
-	kid = json_string_value(kidv);
+	kid = with_kid ? json_string_value(kidv) : NULL;
 	keys = json_object_get(jwks, "keys");
 	found = 0;
 	for (i = 0; i < json_array_size(keys) && i < JWS_KEYS_MAX; i++) {
@@ -366,14 +372,33 @@ jws_verify_with(const json_t *hdr, const json_t *jwks, const uint8_t *sig,
 	return (found ? JWS_BAD_SIGNATURE : JWS_NO_KEY);
 }
 
-enum jws_result
-jws_verify(const char *compact, const json_t *jwks, uint8_t *payload,
-    size_t payloadmax, size_t *payloadlen, const char **algname)
+/* A DPoP proof's header: its typ, and its jwk as a set of one key. */
+static json_t *
+jws_dpop_keys(const json_t *hdr, json_t **jwk)
+{
+	const char	*typ;
+
+	*jwk = json_object_get(hdr, "jwk");
+	typ = json_string_value(json_object_get(hdr, "typ"));
+	if (typ == NULL || strcmp(typ, "dpop+jwt") != 0 ||
+	    !json_is_object(*jwk) || jws_private_member(*jwk) != NULL)
+		return (NULL);
+	return (json_pack("{s:[O]}", "keys", *jwk));
+}
+
+/*
+ * Both forms: jwks given (a client's set), or NULL for a DPoP proof,
+ * whose header carries the key (and thumb gets its thumbprint).
+ */
+static enum jws_result
+jws_verify_compact(const char *compact, const json_t *jwks, uint8_t *payload,
+    size_t payloadmax, size_t *payloadlen, const char **algname,
+    char *thumb)
 {
 	const char		*dot1, *dot2;
 	uint8_t			 header[JWS_HEADER_MAX], sig[JWS_SIG_MAX];
 	int			 hlen, plen, slen;
-	json_t			*hdr;
+	json_t			*hdr, *own, *jwk;
 	enum jws_result		 r;
 
 	*payloadlen = 0;
@@ -396,12 +421,83 @@ jws_verify(const char *compact, const json_t *jwks, uint8_t *payload,
 		json_decref(hdr);
 		return (JWS_MALFORMED);
 	}
-	r = jws_verify_with(hdr, jwks, sig, (size_t)slen, compact,
-	    (size_t)(dot2 - compact), algname);
+	own = jwk = NULL;
+	if (jwks == NULL && (jwks = own = jws_dpop_keys(hdr, &jwk)) == NULL) {
+		json_decref(hdr);
+		return (JWS_NOT_DPOP);
+	}
+	r = jws_verify_with(hdr, jwks, own == NULL, sig, (size_t)slen,
+	    compact, (size_t)(dot2 - compact), algname);
+	if (r == JWS_OK && own != NULL && jws_thumbprint(jwk, thumb) == -1)
+		r = JWS_NO_KEY;
+	json_decref(own);
 	json_decref(hdr);
 	if (r == JWS_OK)
 		*payloadlen = (size_t)plen;
 	return (r);
+}
+
+enum jws_result
+jws_verify(const char *compact, const json_t *jwks, uint8_t *payload,
+    size_t payloadmax, size_t *payloadlen, const char **algname)
+{
+	if (jwks == NULL)
+		return (JWS_NO_KEY);
+	return (jws_verify_compact(compact, jwks, payload, payloadmax,
+	    payloadlen, algname, NULL));
+}
+
+enum jws_result
+jws_verify_dpop(const char *compact, uint8_t *payload, size_t payloadmax,
+    size_t *payloadlen, char thumb[JWS_THUMBPRINT_LEN + 1])
+{
+	return (jws_verify_compact(compact, NULL, payload, payloadmax,
+	    payloadlen, NULL, thumb));
+}
+
+/* RFC 7638: the required members of the key's type, sorted, compact. */
+int
+jws_thumbprint(const json_t *jwk, char out[JWS_THUMBPRINT_LEN + 1])
+{
+	static const char *const	 members[][5] = {
+		{ "RSA", "e", "kty", "n", NULL },
+		{ "EC", "crv", "kty", "x", "y" },
+		{ "OKP", "crv", "kty", "x", NULL },
+	};
+	const char			*kty, *v;
+	json_t				*canon;
+	char				*text;
+	uint8_t				 digest[32];
+	size_t				 m, i;
+	int				 n;
+
+	if ((kty = json_string_value(json_object_get(jwk, "kty"))) == NULL)
+		return (-1);
+	for (m = 0; m < 3 && strcmp(members[m][0], kty) != 0; m++)
+		;
+	if (m == 3 || (canon = json_object()) == NULL)
+		return (-1);
+	for (i = 1; i < 5 && members[m][i] != NULL; i++) {
+		v = json_string_value(json_object_get(jwk, members[m][i]));
+		if (v == NULL) {
+			json_decref(canon);
+			return (-1);
+		}
+		json_object_set_new(canon, members[m][i], json_string(v));
+	}
+	text = json_dumps(canon, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(canon);
+	if (text == NULL)
+		return (-1);
+	if (EVP_Digest(text, strlen(text), digest, NULL, EVP_sha256(),
+	    NULL) != 1) {
+		free(text);
+		return (-1);
+	}
+	free(text);
+	n = base64url_encode(digest, sizeof(digest), out,
+	    JWS_THUMBPRINT_LEN + 1);
+	return (n == JWS_THUMBPRINT_LEN ? 0 : -1);
 }
 
 static int
@@ -498,6 +594,8 @@ jws_result_text(enum jws_result r)
 		return ("no registered key fits its alg and kid");
 	case JWS_BAD_SIGNATURE:
 		return ("its signature does not verify");
+	case JWS_NOT_DPOP:
+		return ("its header lacks typ dpop+jwt or a public jwk");
 	}
 	return ("refused");
 }

@@ -36,8 +36,12 @@ enum jws_result {
 	JWS_MALFORMED,		/* not three base64url parts, header no JSON */
 	JWS_ALG_REFUSED,	/* alg not PS256, ES256 or EdDSA; or crit */
 	JWS_NO_KEY,		/* no key of the set fits alg and kid */
-	JWS_BAD_SIGNATURE	/* no fitting key verifies the signature */
+	JWS_BAD_SIGNATURE,	/* no fitting key verifies the signature */
+	JWS_NOT_DPOP		/* a proof without typ dpop+jwt or public jwk */
 };
+
+/* An RFC 7638 SHA-256 thumbprint, base64url. */
+#define JWS_THUMBPRINT_LEN	43
 
 /*
  * Verifies compact against jwks (a JWK Set object). On JWS_OK the
@@ -47,6 +51,19 @@ enum jws_result {
 enum jws_result	jws_verify(const char *compact, const json_t *jwks,
 		    uint8_t *payload, size_t payloadmax, size_t *payloadlen,
 		    const char **alg);
+
+/*
+ * A DPoP proof (RFC 9449 4.2): typ dpop+jwt, alg one of the three, and
+ * the public key in the header's jwk, which verifies the signature. On
+ * JWS_OK, as jws_verify, and thumb gets the key's thumbprint.
+ */
+enum jws_result	jws_verify_dpop(const char *compact, uint8_t *payload,
+		    size_t payloadmax, size_t *payloadlen,
+		    char thumb[JWS_THUMBPRINT_LEN + 1]);
+
+/* The RFC 7638 SHA-256 thumbprint of a public key; 0, or -1. */
+int		jws_thumbprint(const json_t *jwk,
+		    char out[JWS_THUMBPRINT_LEN + 1]);
 
 /*
  * 0 when jwks is a JWK Set of 1 to JWS_KEYS_MAX keys that jws_verify

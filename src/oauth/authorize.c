@@ -10,10 +10,12 @@
  * form; nothing is written to the database.
  *
  * With a request_uri (a pushed request, par.c), only client_id and lang
- * are read from the query: the request is the one the client pushed,
- * taken once (oauth_par_take); an unknown, used, expired or another
- * client's request_uri is an error page. A client that must push its
- * requests (par_required) is refused without one.
+ * are read from the query: the request is the one the client pushed
+ * (oauth_par_read), with its request_uri's hash (key "par") so that the
+ * PSU's decision uses it up; until then it may be loaded again (a
+ * reload, FAPI 2.0's conformance tests), and an unknown, used, expired
+ * or another client's request_uri is an error page. A client that must
+ * push its requests (par_required) is refused without one.
  *
  * scope=AIS:{consentId} (that one scope alone) is the integrated OAuth
  * approach of a Berlin Group consent (src/bg/README.md): one more query
@@ -32,6 +34,7 @@
 
 #include "api/respond.h"
 #include "common/crypto.h"
+#include "common/encoding.h"
 #include "db/db.h"
 #include "oauth/authreq.h"
 #include "oauth/client_cache.h"
@@ -54,9 +57,10 @@ struct authorize_ctx {
 	/* scope=AIS:{consentId}: the request waiting for the consent. */
 	json_t			*request;
 	char			 consent_id[AUTHREQ_UUID_LEN + 1];
+	char			 par_hash[65];	/* hex SHA-256, pushed */
 };
 
-static const char sql_pushed[] = "SELECT oauth_par_take($1, $2)";
+static const char sql_pushed[] = "SELECT oauth_par_read($1, $2)";
 
 static const char *const authorize_page_params[] = {
 	"client_id", "redirect_uri", NULL
@@ -113,7 +117,7 @@ authorize_decide(struct http_request *req, struct authorize_ctx *ctx,
 	return (DB_QUERY);
 }
 
-/* The pushed request, taken: its login page, or the error page. */
+/* The pushed request: its login page, or the error page. */
 static enum db_next
 authorize_pushed(struct http_request *req, struct authorize_ctx *ctx)
 {
@@ -128,6 +132,7 @@ authorize_pushed(struct http_request *req, struct authorize_ctx *ctx)
 		respond_server_error(req, "authorize pushed request");
 		return (DB_ANSWERED);
 	}
+	json_object_set_new(request, "par", json_string(ctx->par_hash));
 	login_page_new(req, request);
 	json_decref(request);
 	return (DB_ANSWERED);
@@ -145,6 +150,11 @@ authorize_pushed_begin(struct http_request *req, struct authorize_ctx *ctx,
 		return (DB_ANSWERED);
 	}
 	crypto_sha256(request_uri, strlen(request_uri), digest);
+	if (hex_encode(digest, sizeof(digest), ctx->par_hash,
+	    sizeof(ctx->par_hash)) < 0) {
+		respond_server_error(req, "authorize pushed hash");
+		return (DB_ANSWERED);
+	}
 	ctx->phase = AUTHORIZE_PUSHED;
 	db_query_begin(&ctx->q, req, sql_pushed);
 	db_param(&ctx->q, client_id);

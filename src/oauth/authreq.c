@@ -13,6 +13,8 @@
 
 #include "api/respond.h"
 #include "common/crypto.h"
+#include "common/encoding.h"
+#include "common/jws.h"
 #include "common/redirect_uri.h"
 #include "common/settings.h"
 #include "db/db.h"
@@ -27,7 +29,7 @@
 static const char *const authreq_state_param[] = { "state", NULL };
 static const char *const authreq_params[] = {
 	"response_type", "scope", "state", "code_challenge",
-	"code_challenge_method", NULL
+	"code_challenge_method", "dpop_jkt", NULL
 };
 
 void
@@ -232,6 +234,30 @@ authreq_pkce(struct http_request *req, json_t *request, json_t *client,
 	return (0);
 }
 
+/*
+ * dpop_jkt (RFC 9449 10): the thumbprint of the DPoP key the code will
+ * be bound to, 43 base64url characters.
+ */
+static int
+authreq_dpop_jkt(struct http_request *req, json_t *request,
+    enum authreq_answer answer)
+{
+	const char	*jkt;
+	uint8_t		 raw[32];
+
+	if ((jkt = forms_arg(req, "dpop_jkt")) == NULL)
+		return (0);
+	if (strlen(jkt) != JWS_THUMBPRINT_LEN ||
+	    base64url_decode(jkt, strlen(jkt), raw, sizeof(raw)) != 32) {
+		authreq_refuse(req, request, answer, "invalid_request",
+		    "dpop_jkt must be a JWK SHA-256 thumbprint (43 base64url "
+		    "characters)");
+		return (-1);
+	}
+	json_object_set_new(request, "dpop_jkt", json_string(jkt));
+	return (0);
+}
+
 int
 authreq_check(struct http_request *req, json_t *request, json_t *client,
     enum authreq_answer answer, char consent_id[AUTHREQ_UUID_LEN + 1])
@@ -255,7 +281,8 @@ authreq_check(struct http_request *req, json_t *request, json_t *client,
 		    "response_type must be code");
 		return (-1);
 	}
-	if (authreq_scope(req, request, answer, consent_id) == -1)
+	if (authreq_scope(req, request, answer, consent_id) == -1 ||
+	    authreq_dpop_jkt(req, request, answer) == -1)
 		return (-1);
 	return (authreq_pkce(req, request, client, answer));
 }

@@ -53,9 +53,10 @@ json_t	*authreq_new(struct http_request *, json_t *, const char *,
 	    const char *);
 
 /*
- * Checks the rest of the request's parameters and adds scope and
- * code_challenge to it. 0, or -1 when the refusal was answered. A
- * Berlin Group consent's scope leaves its id in consent_id (else "").
+ * Checks the rest of the request's parameters and adds scope,
+ * code_challenge and dpop_jkt to it. 0, or -1 when the refusal was
+ * answered. A Berlin Group consent's scope leaves its id in consent_id
+ * (else "").
  */
 int	authreq_check(struct http_request *, json_t *, json_t *,
 	    enum authreq_answer, char [AUTHREQ_UUID_LEN + 1]);

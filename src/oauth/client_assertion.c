@@ -18,17 +18,11 @@
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "common/jws.h"
-#include "common/settings.h"
 #include "oauth/client_assertion.h"
 #include "oauth/oauth.h"
 
 /* The claims of an assertion: a JWS_COMPACT_MAX JWT's payload fits. */
 #define CLIENT_ASSERTION_PAYLOAD_MAX	(JWS_COMPACT_MAX * 3 / 4)
-
-/* The endpoints an assertion's aud may name besides the issuer. */
-static const char *const client_assertion_paths[] = {
-	"/auth/oauth/token", "/auth/oauth/par", NULL
-};
 
 static void
 client_assertion_refuse(struct http_request *req, const char *why)
@@ -111,51 +105,22 @@ client_assertion_client_id(struct http_request *req, char *client_id,
 	return (0);
 }
 
-/* One aud value against the issuer and the endpoints, on both hosts. */
-static int
-client_assertion_aud_is_ours(struct http_request *req, const char *aud)
-{
-	char		 issuer[OAUTH_ISSUER_MAX], url[OAUTH_ISSUER_MAX + 32];
-	const char	*bases[2];
-	size_t		 b, p;
-
-	if (oauth_issuer(req, issuer, sizeof(issuer)) == -1)
-		return (0);
-	if (strcmp(aud, issuer) == 0)
-		return (1);
-	bases[0] = issuer;
-	bases[1] = settings_get("mtls_base", NULL);
-	for (b = 0; b < 2 && bases[b] != NULL; b++) {
-		for (p = 0; client_assertion_paths[p] != NULL; p++) {
-			(void)snprintf(url, sizeof(url), "%s%s", bases[b],
-			    client_assertion_paths[p]);
-			if (strcmp(aud, url) == 0)
-				return (1);
-		}
-		(void)snprintf(url, sizeof(url), "%s%s", bases[b], req->path);
-		if (strcmp(aud, url) == 0)
-			return (1);
-	}
-	return (0);
-}
-
+/*
+ * aud is the issuer, as a string (FAPI 2.0 Security Profile 5.3.2.1 item
+ * 8): not an endpoint's URL, not an array. A client that took an
+ * endpoint's URL from another server's metadata could otherwise be led
+ * to sign for this one (the audience injection the OpenID Foundation
+ * published in January 2025).
+ */
 static int
 client_assertion_aud_ok(struct http_request *req, const json_t *aud)
 {
-	const json_t	*v;
-	size_t		 i;
+	char	issuer[OAUTH_ISSUER_MAX];
 
-	if (json_is_string(aud))
-		return (client_assertion_aud_is_ours(req,
-		    json_string_value(aud)));
-	if (!json_is_array(aud))
+	if (!json_is_string(aud) ||
+	    oauth_issuer(req, issuer, sizeof(issuer)) == -1)
 		return (0);
-	json_array_foreach(aud, i, v) {
-		if (json_is_string(v) &&
-		    client_assertion_aud_is_ours(req, json_string_value(v)))
-			return (1);
-	}
-	return (0);
+	return (strcmp(json_string_value(aud), issuer) == 0);
 }
 
 /* A NumericDate claim (RFC 7519 2): 1 and *t, 0 when absent, -1 bad. */
@@ -216,7 +181,7 @@ client_assertion_claims_why(struct http_request *req, const json_t *claims,
 	    strcmp(sub, client_id) != 0)
 		return ("iss and sub must both be the client_id");
 	if (!client_assertion_aud_ok(req, json_object_get(claims, "aud")))
-		return ("aud must be the issuer");
+		return ("aud must be the issuer, as a string");
 	if ((why = client_assertion_times_why(claims, (long long)time(NULL),
 	    &exp)) != NULL)
 		return (why);

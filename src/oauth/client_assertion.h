@@ -5,10 +5,9 @@
  * client_assertion, a JWT it signed with PS256, ES256 or EdDSA under a
  * key of its registered JWK Set (src/common/jws.h). Its claims:
  *	iss, sub	the client_id, both
- *	aud		the issuer; or the token or PAR endpoint's URL, or
- *			the URL of the endpoint it is sent to (the
- *			revocation endpoint's), on the issuer's host or the
- *			mTLS host; a string, or an array with one of them
+ *	aud		the issuer, a string: no endpoint's URL, no array
+ *			(FAPI 2.0 5.3.2.1 item 8, against audience
+ *			injection)
  *	exp		required; past by at most CLIENT_ASSERTION_SKEW
  *			seconds, and at most CLIENT_ASSERTION_LIFETIME
  *			(plus the skew) ahead

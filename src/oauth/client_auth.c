@@ -311,6 +311,9 @@ client_auth_row(struct http_request *req, struct db_query *q,
 		return (-1);
 	}
 	auth->ttl = db_int(q, 0, CLIENT_COL_ACCESS_TTL);
+	auth->fapi = !db_is_null(q, 0, CLIENT_COL_METHOD) &&
+	    strcmp(db_value(q, 0, CLIENT_COL_METHOD),
+	    "client_secret_basic") != 0;
 	if (auth->secret[0] != '\0')
 		return (client_auth_basic(req, q, auth) == -1 ? -1 : 1);
 	if (client_assertion_sent(req))

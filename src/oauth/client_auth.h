@@ -30,6 +30,11 @@ struct http_request;
 /* One request's authentication; a handler's context holds it. */
 struct client_auth {
 	int		spending;	/* the assertion's jti query runs */
+	/*
+	 * The client authenticates as FAPI 2.0 allows (tls_client_auth,
+	 * private_key_jwt): its access tokens must be sender-constrained.
+	 */
+	int		fapi;
 	long long	ttl;		/* the client's access token lifetime */
 	char		client_id[CLIENT_ID_MAX];
 	/* Basic's secret, or "" for the two methods without one. */

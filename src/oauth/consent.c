@@ -48,7 +48,7 @@ struct consent_ctx {
 
 static const char sql_decide[] =
     "SELECT consent_decide($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, "
-    "$12, $13, $14, $15)";
+    "$12, $13, $14, $15, $16, $17)";
 
 static const struct {
 	int		 bit;
@@ -307,6 +307,10 @@ consent_start(struct http_request *req, struct consent_ctx *ctx)
 	db_param_int(&ctx->q, app_cfg.code_ttl);
 	db_param(&ctx->q, consent_id);
 	db_param(&ctx->q, post.family);
+	db_param(&ctx->q, json_string_value(json_object_get(ctx->fs.request,
+	    "dpop_jkt")));
+	db_param(&ctx->q, json_string_value(json_object_get(ctx->fs.request,
+	    "par")));
 	return (DB_QUERY);
 }
 

@@ -29,7 +29,7 @@
 
 static const char sql_decide[] =
     "SELECT bg_consent_decide($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-    "$11, $12, $13, $14, $15)";
+    "$11, $12, $13, $14, $15, $16, $17)";
 
 static const char *
 consent_bg_str(json_t *obj, const char *key)
@@ -198,6 +198,8 @@ consent_bg_query(struct http_request *req, struct db_query *q,
 	db_param_bin(q, post->code_digest, sizeof(post->code_digest));
 	db_param_int(q, app_cfg.code_ttl);
 	db_param(q, post->family);
+	db_param(q, consent_bg_str(fs->request, "dpop_jkt"));
+	db_param(q, consent_bg_str(fs->request, "par"));
 }
 
 /* The redirect approach's way back to the TPP: a 303. */

@@ -158,6 +158,9 @@ oauth_metadata(struct http_request *req)
 	json_object_set_new(doc,
 	    "revocation_endpoint_auth_signing_alg_values_supported",
 	    metadata_list(algs));
+	/* RFC 9449 5.1: DPoP proofs, at the token endpoint and resources. */
+	json_object_set_new(doc, "dpop_signing_alg_values_supported",
+	    metadata_list(algs));
 	json_object_set_new(doc, "ui_locales_supported",
 	    metadata_list(locales));
 	json_object_set_new(doc,

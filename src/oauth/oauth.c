@@ -16,6 +16,7 @@
 #include "common/crypto.h"
 #include "common/encoding.h"
 #include "oauth/oauth.h"
+#include "tpp/dpop.h"
 
 static const struct {
 	const char	*name;
@@ -240,4 +241,22 @@ oauth_repeated_param(struct http_request *req, const char *const *names)
 	}
 	kore_free(raw);
 	return (found);
+}
+
+int
+oauth_dpop(struct http_request *req, struct dpop_proof *p)
+{
+	char			nonce[DPOP_NONCE_MAX];
+	enum dpop_result	r;
+
+	if ((r = dpop_check(req, NULL, p)) == DPOP_NONE)
+		return (0);
+	if (r != DPOP_INVALID && dpop_nonce(nonce, sizeof(nonce)) == 0)
+		http_response_header(req, "dpop-nonce", nonce);
+	if (r != DPOP_OK) {
+		respond_oauth_error(req, 400, r == DPOP_NONCE ?
+		    "use_dpop_nonce" : "invalid_dpop_proof", p->why);
+		return (-1);
+	}
+	return (1);
 }

@@ -9,6 +9,11 @@
  *	state			as sent, absent when none was sent
  *	scope			the granted scopes, canonical order
  *	code_challenge		S256 challenge, absent without PKCE
+ *	dpop_jkt		the DPoP key's thumbprint the code is bound to
+ *				(RFC 9449 10), absent when none
+ *	par			hex SHA-256 of the request_uri of a pushed
+ *				request, which the decision uses up; absent
+ *				when the request was not pushed
  *	tpp_name, tpp_org	the TPP, for the pages
  *	flow			random id of this request (login_page_new):
  *				one request gets one login and one decision
@@ -37,6 +42,7 @@
 
 struct http_request;
 struct db_query;
+struct dpop_proof;
 struct form_state;
 
 #define OAUTH_SCOPE_FUND	0x01
@@ -67,6 +73,14 @@ int	oauth_new_secret(char [37], uint8_t [32]);
 /* HTTP Basic client credentials (RFC 6749 2.3.1, form-decoded). */
 int	oauth_basic_credentials(struct http_request *, char *, size_t,
 	    char *, size_t);
+
+/*
+ * The DPoP proof of a request to the token or PAR endpoint (RFC 9449 5,
+ * 10.1; tpp/dpop.h), checked before the client, with a fresh nonce for
+ * the client's next proof: 1 and the proof, 0 when there is none, -1
+ * when it was refused (400 invalid_dpop_proof or use_dpop_nonce sent).
+ */
+int	oauth_dpop(struct http_request *, struct dpop_proof *);
 
 /*
  * The first of names (NULL-terminated) that the request carries more than

@@ -35,6 +35,7 @@
 #include "oauth/client_cache.h"
 #include "oauth/oauth.h"
 #include "oauth/token.h"
+#include "tpp/dpop.h"
 #include "web/forms.h"
 
 int	oauth_par(struct http_request *);
@@ -54,6 +55,8 @@ struct par_ctx {
 	struct db_query		 q;
 	json_t			*request;
 	struct client_auth	 auth;
+	/* A DPoP proof's key (RFC 9449 10.1), "" without one. */
+	char			 dpop_jkt[JWS_THUMBPRINT_LEN + 1];
 	char			 consent_id[AUTHREQ_UUID_LEN + 1];
 	char			 request_uri[sizeof(PAR_URI_PREFIX) +
 				    BASE64URL_ENCODED_LEN(PAR_RANDOM) + 1];
@@ -64,7 +67,7 @@ struct par_ctx {
 static const char *const par_params[] = {
 	"client_id", "request_uri", "response_type", "redirect_uri", "scope",
 	"state", "code_challenge", "code_challenge_method", "client_assertion",
-	"client_assertion_type", NULL
+	"client_assertion_type", "dpop_jkt", NULL
 };
 
 static void
@@ -118,6 +121,44 @@ par_store(struct http_request *req, struct par_ctx *ctx)
 	return (DB_QUERY);
 }
 
+/*
+ * A DPoP proof with the pushed request (RFC 9449 10.1): its key is the
+ * one the code will be bound to. Checked before the client, as at the
+ * token endpoint; its jti is not spent here (a replayed proof could only
+ * bind another pushed request to the client's own key). 0, or -1 with
+ * the 400 sent.
+ */
+static int
+par_dpop(struct http_request *req, struct par_ctx *ctx)
+{
+	struct dpop_proof	p;
+	int			r;
+
+	if ((r = oauth_dpop(req, &p)) == 1)
+		(void)snprintf(ctx->dpop_jkt, sizeof(ctx->dpop_jkt), "%s",
+		    p.jkt);
+	return (r == -1 ? -1 : 0);
+}
+
+/* The proof's key into the request; a dpop_jkt sent too must be it. */
+static int
+par_dpop_bind(struct http_request *req, struct par_ctx *ctx)
+{
+	const char	*sent;
+
+	if (ctx->dpop_jkt[0] == '\0')
+		return (0);
+	sent = json_string_value(json_object_get(ctx->request, "dpop_jkt"));
+	if (sent != NULL && strcmp(sent, ctx->dpop_jkt) != 0) {
+		respond_oauth_error(req, 400, "invalid_dpop_proof",
+		    "dpop_jkt is not the thumbprint of the DPoP proof's key.");
+		return (-1);
+	}
+	json_object_set_new(ctx->request, "dpop_jkt",
+	    json_string(ctx->dpop_jkt));
+	return (0);
+}
+
 /* The registration: the request checked, then kept (or the consent). */
 static enum db_next
 par_check(struct http_request *req, struct par_ctx *ctx, json_t *client)
@@ -140,7 +181,7 @@ par_check(struct http_request *req, struct par_ctx *ctx, json_t *client)
 		return (DB_ANSWERED);
 	}
 	if (authreq_check(req, ctx->request, client, AUTHREQ_JSON,
-	    ctx->consent_id) == -1)
+	    ctx->consent_id) == -1 || par_dpop_bind(req, ctx) == -1)
 		return (DB_ANSWERED);
 	if (ctx->consent_id[0] == '\0')
 		return (par_store(req, ctx));
@@ -221,6 +262,8 @@ par_start(struct http_request *req, struct par_ctx *ctx)
 	if (token_params_once(req, par_params) == -1)
 		return (DB_ANSWERED);
 	http_populate_post(req);
+	if (par_dpop(req, ctx) == -1)
+		return (DB_ANSWERED);
 	ctx->phase = PAR_AUTH;
 	if (client_auth_begin(req, &ctx->q, &ctx->auth) == -1)
 		return (DB_ANSWERED);

@@ -23,6 +23,7 @@
 #include "db/db.h"
 #include "oauth/client_auth.h"
 #include "oauth/oauth.h"
+#include "tpp/dpop.h"
 #include "oauth/token.h"
 #include "tpp/tpp.h"
 
@@ -37,6 +38,8 @@ struct token_ctx {
 	enum token_phase	phase;
 	struct db_query		q;
 	struct client_auth	auth;
+	/* A verified DPoP proof's binding (RFC 9449 5), "" without one. */
+	char			binding[DPOP_BINDING_MAX];
 	char			access[37];
 	char			refresh[37];
 };
@@ -79,12 +82,20 @@ token_params_once(struct http_request *req, const char *const *names)
 	return (-1);
 }
 
-/* RFC 8705: the client certificate thumbprint, or NULL (030_tpp.sql). */
+/*
+ * What the access token is bound to (token_binding_cnf, 20_oauth.sql):
+ * the DPoP proof's key (RFC 9449 5), else the TLS client certificate
+ * (RFC 8705 3), else nothing.
+ */
 static void
-token_param_x5t(struct http_request *req, struct token_ctx *ctx)
+token_param_binding(struct http_request *req, struct token_ctx *ctx)
 {
 	char	x5t[48];
 
+	if (ctx->binding[0] != '\0') {
+		db_param(&ctx->q, ctx->binding);
+		return;
+	}
 	tpp_peer_x5t(req, x5t, sizeof(x5t));
 	db_param(&ctx->q, x5t[0] != '\0' ? x5t : NULL);
 }
@@ -141,7 +152,7 @@ token_grant_code(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, access, 32);
 	db_param_bin(&ctx->q, refresh, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
-	token_param_x5t(req, ctx);
+	token_param_binding(req, ctx);
 	return (0);
 }
 
@@ -165,7 +176,7 @@ token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, access, 32);
 	db_param_bin(&ctx->q, refresh, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
-	token_param_x5t(req, ctx);
+	token_param_binding(req, ctx);
 	return (0);
 }
 
@@ -192,8 +203,28 @@ token_grant_client(struct http_request *req, struct token_ctx *ctx,
 	db_param(&ctx->q, ctx->auth.client_id);
 	db_param_bin(&ctx->q, access, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
-	token_param_x5t(req, ctx);
+	token_param_binding(req, ctx);
 	return (0);
+}
+
+/*
+ * FAPI 2.0 (5.3.2.1): a client of its authentication methods gets only
+ * sender-constrained tokens, bound to a DPoP key or its certificate.
+ */
+static int
+token_holder_of_key(struct http_request *req, struct token_ctx *ctx)
+{
+	char	x5t[48];
+
+	if (!ctx->auth.fapi || ctx->binding[0] != '\0')
+		return (0);
+	tpp_peer_x5t(req, x5t, sizeof(x5t));
+	if (x5t[0] != '\0')
+		return (0);
+	respond_oauth_error(req, 400, "invalid_request", "This client's "
+	    "tokens must be sender-constrained: send a DPoP proof, or use "
+	    "the mTLS host with its certificate.");
+	return (-1);
 }
 
 static enum db_next
@@ -209,6 +240,8 @@ token_grant(struct http_request *req, struct token_ctx *ctx)
 		    "grant_type is required.");
 		return (DB_ANSWERED);
 	}
+	if (token_holder_of_key(req, ctx) == -1)
+		return (DB_ANSWERED);
 	if (oauth_new_secret(ctx->access, access) == -1 ||
 	    oauth_new_secret(ctx->refresh, refresh) == -1) {
 		respond_server_error(req, "token random");
@@ -254,7 +287,7 @@ token_refresh_answered(struct http_request *req, struct token_ctx *ctx)
 static void
 token_answer(struct http_request *req, struct token_ctx *ctx)
 {
-	const char	*grant_type;
+	const char	*grant_type, *type;
 
 	grant_type = NULL;
 	(void)http_argument_get_string(req, "grant_type", &grant_type);
@@ -266,24 +299,47 @@ token_answer(struct http_request *req, struct token_ctx *ctx)
 		    db_value(&ctx->q, 0, 3));
 		return;
 	}
+	if (strcmp(db_value(&ctx->q, 0, 0), "invalid_dpop_proof") == 0) {
+		respond_oauth_error(req, 400, "invalid_dpop_proof",
+		    db_value(&ctx->q, 0, 3));
+		return;
+	}
 	if (strcmp(db_value(&ctx->q, 0, 0), "ok") != 0) {
 		respond_oauth_error(req, 400, "invalid_grant",
 		    db_value(&ctx->q, 0, 3));
 		return;
 	}
+	/* RFC 9449 5: a DPoP-bound token is of type DPoP. */
+	type = ctx->binding[0] != '\0' ? "DPoP" : "bearer";
 	/* The client credentials grant issues no refresh token. */
 	if (ctx->refresh[0] == '\0') {
 		respond_json(req, 200, json_pack("{s:s, s:s, s:I, s:s}",
-		    "access_token", ctx->access, "token_type", "bearer",
+		    "access_token", ctx->access, "token_type", type,
 		    "expires_in", (json_int_t)db_int(&ctx->q, 0, 2),
 		    "scope", db_value(&ctx->q, 0, 1)));
 		return;
 	}
 	respond_json(req, 200, json_pack("{s:s, s:s, s:s, s:I, s:s}",
-	    "access_token", ctx->access, "token_type", "bearer",
+	    "access_token", ctx->access, "token_type", type,
 	    "refresh_token", token_refresh_answered(req, ctx),
 	    "expires_in", (json_int_t)db_int(&ctx->q, 0, 2),
 	    "scope", db_value(&ctx->q, 0, 1)));
+}
+
+/*
+ * A DPoP proof (RFC 9449 5), checked before the client: 0 (its binding
+ * kept, a fresh nonce for the next proof), or -1 with the 400 sent.
+ */
+static int
+token_dpop(struct http_request *req, struct token_ctx *ctx)
+{
+	struct dpop_proof	p;
+	int			r;
+
+	if ((r = oauth_dpop(req, &p)) == 1)
+		(void)snprintf(ctx->binding, sizeof(ctx->binding), "%s",
+		    p.binding);
+	return (r == -1 ? -1 : 0);
 }
 
 static const char *const token_params[] = {
@@ -298,6 +354,8 @@ token_start(struct http_request *req, struct token_ctx *ctx)
 	if (token_params_once(req, token_params) == -1)
 		return (DB_ANSWERED);
 	http_populate_post(req);
+	if (token_dpop(req, ctx) == -1)
+		return (DB_ANSWERED);
 	if (client_auth_credentials(req, &ctx->auth) == -1)
 		return (DB_ANSWERED);
 	switch (client_auth_cached(req, &ctx->auth)) {

@@ -14,9 +14,13 @@
 
 #include "tpp/signature.h"
 
-/* Headers that must be signed whenever they are sent (BG 1.2, 12.2). */
+/*
+ * Headers that must be signed whenever they are sent (BG 1.2, 12.2), and
+ * a DPoP proof (RFC 9449), so that the signed request and the proof of
+ * the token's key go together.
+ */
 static const char *const sig_if_sent[] = {
-	"psu-id", "psu-corporate-id", "tpp-redirect-uri"
+	"psu-id", "psu-corporate-id", "tpp-redirect-uri", "dpop"
 };
 
 enum tpp_sig_alg

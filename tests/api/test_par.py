@@ -109,12 +109,21 @@ def test_the_pushed_request_wins_over_the_query(client_factory,
     assert r.json()["scope"] == "ACCOUNT_INFORMATION"
 
 
-def test_request_uri_is_single_use(client_factory, dbinfo):
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_request_uri_is_used_up_by_the_decision(client_factory, dbinfo,
+                                                psu_factory, decision):
+    """Loaded again before the PSU decides (a reload), it still works;
+    the decision, either way, uses it up."""
     c = client_factory()
     uri = pushed(c)
     assert stored(dbinfo, c) == 1
-    r = PsuBrowser().get(pushed_url(c.client_id, uri))
-    assert r.status_code == 200 and "login-form" in r.text, r.text[:500]
+    for _ in range(2):
+        r = PsuBrowser().get(pushed_url(c.client_id, uri))
+        assert r.status_code == 200 and "login-form" in r.text, r.text[:500]
+    assert stored(dbinfo, c) == 1
+    b = PsuBrowser()
+    b.login_to_consent(pushed_url(c.client_id, uri), psu_factory())
+    assert b.submit_consent(decision).status_code == 303
     assert stored(dbinfo, c) == 0
     assert_error_page(PsuBrowser().get(pushed_url(c.client_id, uri)))
 
@@ -129,7 +138,8 @@ def test_expired_request_uri_is_an_error_page(client_factory, dbinfo):
                     (hashlib.sha256(uri.encode()).digest(),))
         assert cur.rowcount == 1
     assert_error_page(PsuBrowser().get(pushed_url(c.client_id, uri)))
-    assert stored(dbinfo, c) == 0
+    # Reading changes nothing; the purge takes it (below).
+    assert stored(dbinfo, c) == 1
 
 
 def test_another_clients_request_uri_is_refused(client_factory):

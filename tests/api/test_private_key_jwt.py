@@ -13,44 +13,22 @@ import pytest
 import requests
 from authlib.common.security import generate_token
 from authlib.integrations.requests_client import OAuth2Session
-from authlib.jose import JsonWebKey, JsonWebSignature
+from authlib.jose import JsonWebKey
 from authlib.oauth2.rfc7523 import PrivateKeyJWT
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 import psd2lib
 from psd2lib import (MAIN_URL, PsuBrowser, basic_auth, db_connect,
                      location_params, run_code_flow, s256)
 from test_authorize import issuer
+from tpp_keys import JWS, DPoPKey, new_key, public_jwk
 
 TOKEN_URL = MAIN_URL + "/auth/oauth/token"
 PAR_URL = MAIN_URL + "/auth/oauth/par"
 REVOKE_URL = MAIN_URL + "/auth/oauth/revoke"
 AUTHZ_URL = MAIN_URL + "/auth/oauth/authorize"
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-JWS = JsonWebSignature(algorithms=["PS256", "ES256", "EdDSA", "RS256",
-                                   "HS256"])
-
-
-def new_key(alg):
-    if alg == "PS256" or alg == "RS256":
-        k = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    elif alg == "ES256":
-        k = ec.generate_private_key(ec.SECP256R1())
-    else:
-        k = ed25519.Ed25519PrivateKey.generate()
-    return k.private_bytes(serialization.Encoding.PEM,
-                           serialization.PrivateFormat.PKCS8,
-                           serialization.NoEncryption())
-
-
-def public_jwk(pem, kid=None):
-    jwk = JsonWebKey.import_key(pem).as_dict(is_private=False)
-    if kid:
-        jwk["kid"] = kid
-    return jwk
-
-
 def register_keys(client, jwks, tmp_path):
     path = tmp_path / ("jwks-%s.json" % secrets.token_hex(4))
     path.write_text(json.dumps(jwks))
@@ -100,10 +78,27 @@ def jwt_client(client_factory, tmp_path):
     return make
 
 
-def post(url, data, auth=""):
+# Such a client's tokens must be sender-constrained (FAPI 2.0): on this
+# plain-HTTP host, every token request brings a DPoP proof of this key.
+DPOP = DPoPKey("ES256")
+
+
+def dpop_header():
+    """A proof for the token endpoint, with a nonce the bank gave."""
+    if DPOP.nonce is None:
+        DPOP.learn(requests.post(TOKEN_URL, timeout=30, headers={
+            "DPoP": DPOP.proof("POST", TOKEN_URL)}))
+    return {"DPoP": DPOP.proof("POST", TOKEN_URL)}
+
+
+def post(url, data, auth="", dpop=True):
     h = {"Authorization": auth} if auth else {}
-    return requests.post(url, data=data, headers=h, timeout=30,
-                         allow_redirects=False)
+    if url == TOKEN_URL and dpop:
+        h.update(dpop_header())
+    r = requests.post(url, data=data, headers=h, timeout=30,
+                      allow_redirects=False)
+    DPOP.learn(r)
+    return r
 
 
 def assert_invalid_client(r, words=None):
@@ -148,9 +143,10 @@ def test_authlib_code_flow_refresh_and_revoke(jwt_client, psu_factory,
     r = b.submit_consent("approve")
     assert r.status_code == 303, r.text[:500]
     tok = sess.fetch_token(TOKEN_URL, authorization_response=r.headers[
-        "Location"], code_verifier=verifier)
-    assert tok["token_type"] == "bearer" and tok["refresh_token"]
-    tok2 = sess.refresh_token(TOKEN_URL, refresh_token=tok["refresh_token"])
+        "Location"], code_verifier=verifier, headers=dpop_header())
+    assert tok["token_type"] == "DPoP" and tok["refresh_token"]
+    tok2 = sess.refresh_token(TOKEN_URL, refresh_token=tok["refresh_token"],
+                              headers=dpop_header())
     assert tok2["access_token"] != tok["access_token"]
     assert spent(dbinfo, jc.client_id) == 2
     r = sess.revoke_token(REVOKE_URL, tok2["refresh_token"],
@@ -162,16 +158,25 @@ def test_authlib_code_flow_refresh_and_revoke(jwt_client, psu_factory,
     assert r.status_code == 400 and r.json()["error"] == "invalid_grant"
 
 
-@pytest.mark.parametrize("aud", ["issuer", "token", "par", "list"])
-def test_audiences_accepted(jwt_client, psu_factory, aud):
+@pytest.mark.parametrize("aud", ["token", "par", "revoke", "list",
+                                 "list of one", "issuer slash"])
+def test_only_the_issuer_is_the_audience(jwt_client, dbinfo, aud):
+    """FAPI 2.0 5.3.2.1 item 8 (the conformance suite's
+    *-as-audience-fails modules): the issuer, as a string, and nothing
+    else."""
     jc = jwt_client("ES256")
-    value = {"issuer": issuer(), "token": issuer() + "/auth/oauth/token",
+    value = {"token": issuer() + "/auth/oauth/token",
              "par": issuer() + "/auth/oauth/par",
-             "list": ["https://other.example", issuer()]}[aud]
-    code, _, _, _ = run_code_flow(jc.client, psu_factory())
+             "revoke": issuer() + "/auth/oauth/revoke",
+             "list": [issuer(), "https://other.example"],
+             "list of one": [issuer()],
+             "issuer slash": issuer() + "/"}[aud]
     r = post(TOKEN_URL, jc.form(jc.assertion(aud=value),
-                                grant_type="authorization_code", code=code,
-                                redirect_uri=jc.client.redirect_uri))
+                                grant_type="client_credentials"))
+    assert_invalid_client(r, "aud must be the issuer")
+    assert spent(dbinfo, jc.client_id) == 0
+    r = post(TOKEN_URL, jc.form(jc.assertion(aud=issuer()),
+                                grant_type="client_credentials"))
     assert r.status_code == 200, r.text
 
 
@@ -320,6 +325,20 @@ def test_one_method_per_request_and_per_client(jwt_client, dbinfo):
     assert r.status_code == 200, r.text
 
 
+def test_holder_of_key_required(jwt_client, dbinfo):
+    """FAPI 2.0 5.3.2.1 (the conformance suite's
+    ensure-holder-of-key-required): without a DPoP proof, and not on the
+    mTLS host, such a client gets no token."""
+    jc = jwt_client("PS256")
+    r = post(TOKEN_URL, jc.form(grant_type="client_credentials"),
+             dpop=False)
+    assert r.status_code == 400 and r.json()["error"] == "invalid_request"
+    assert "sender-constrained" in r.json()["error_description"]
+    assert tokens_of(dbinfo, jc.client_id) == 0
+    r = post(TOKEN_URL, jc.form(grant_type="client_credentials"))
+    assert r.status_code == 200 and r.json()["token_type"] == "DPoP"
+
+
 def test_a_suspended_tpp_is_refused(jwt_client):
     jc = jwt_client("ES256")
     psd2lib.psd2ctl("tpp", "suspend", jc.client.org_id)
@@ -331,7 +350,7 @@ def test_pushed_request_with_an_assertion(jwt_client, psu_factory):
     jc = jwt_client("PS256")
     verifier = secrets.token_urlsafe(48)
     r = post(PAR_URL, jc.form(
-        jc.assertion(aud=issuer() + "/auth/oauth/par"),
+        jc.assertion(),
         response_type="code", redirect_uri=jc.client.redirect_uri,
         scope="ACCOUNT_INFORMATION", state="st-jwt",
         code_challenge=s256(verifier), code_challenge_method="S256"))

@@ -18,7 +18,8 @@ What is taken, and how:
   (NOT_READ: sent, they are ignored), the examples (they show options
   psd2gate does not take, e.g. the embedded approach);
 - the security of the operations is psd2gate's own (a bearer token of
-  /auth/oauth/token, bound to the TPP's QWAC on the API host), and the
+  /auth/oauth/token, bound to the TPP's QWAC on the API host, or a
+  DPoP-bound one with its proof), and the
   card-accounts paths, which psd2gate does not offer, carry only their
   405 answer;
 - JSON Schema of OpenAPI 3.0 made that of 3.1 (exclusiveMinimum: false
@@ -82,7 +83,8 @@ NOT_READ = {
     "PSU-Geo-Location",
 }
 
-SECURITY = [{"bearerAuth": []}, {"bearerAuth": [], "mutualTLS": []}]
+SECURITY = [{"bearerAuth": []}, {"bearerAuth": [], "mutualTLS": []},
+            {"dpopAuth": []}]
 
 NOTE = ("psd2gate: the Berlin Group operation at %s (src/bg/README.md; the "
         "bank's options: assets/bg-profile.json). Headers of the guidelines "

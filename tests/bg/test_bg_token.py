@@ -52,7 +52,7 @@ def oauth_error(r, status, error):
 
 def token_row(db, tok):
     rows = sql(db, """SELECT kind, client_id, consent_id, scopes,
-                      cnf_x5t_s256, expires_at - now() > interval '0',
+                      cnf, expires_at - now() > interval '0',
                       extract(epoch FROM expires_at - created_at)::int
                       FROM token WHERE token_hash = %s""", token_hash(tok))
     assert len(rows) == 1

@@ -1,9 +1,10 @@
 /*
- * libFuzzer: jws_verify and jws_jwks_check. Byte 0 picks the mode: the
- * input as a compact JWS against a fixed key set of the three types,
- * the input spliced into a genuine JWS (so the key selection and the
- * signature check, not just the parser, are reached), or the input as a
- * key set. Nothing but the genuine JWS may ever verify.
+ * libFuzzer: jws_verify, jws_verify_dpop and jws_jwks_check. Byte 0
+ * picks the mode: the input as a compact JWS against a fixed key set of
+ * the three types; the input spliced into a genuine JWS (so the key
+ * selection and the signature check, not just the parser, are reached);
+ * the input as a key set; or spliced into a genuine DPoP proof. Nothing
+ * but the genuine JWS or proof may ever verify.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +21,10 @@ static const char *const genuine[] = {
 	JWS_PS256, JWS_PS256_NOKID, JWS_ES256, JWS_EDDSA
 };
 
+static const char *const proofs[] = {
+	JWS_DPOP_0, JWS_DPOP_1, JWS_DPOP_2, JWS_DPOP_0
+};
+
 static void
 init(void)
 {
@@ -28,12 +33,12 @@ init(void)
 }
 
 static int
-is_genuine(const char *tok)
+is_one_of(const char *tok, const char *const *list)
 {
 	size_t	i;
 
-	for (i = 0; i < sizeof(genuine) / sizeof(genuine[0]); i++) {
-		if (strcmp(tok, genuine[i]) == 0)
+	for (i = 0; i < 4; i++) {
+		if (strcmp(tok, list[i]) == 0)
 			return (1);
 	}
 	return (0);
@@ -54,21 +59,25 @@ fuzz_key_set(const uint8_t *data, size_t size)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char	*good;
-	char		*tok;
-	uint8_t		 payload[512];
-	size_t		 goodlen, off, len, rest, plen;
+	const char *const	*list;
+	const char		*good;
+	char			*tok, thumb[JWS_THUMBPRINT_LEN + 1];
+	uint8_t			 payload[512];
+	size_t			 goodlen, off, len, rest, plen;
+	int			 mode, ok;
 
 	init();
-	if (size > 0 && data[0] % 3 == 2) {
+	mode = size > 0 ? data[0] % 4 : 0;
+	if (mode == 2) {
 		fuzz_key_set(data + 1, size - 1);
 		return (0);
 	}
-	good = genuine[size > 1 ? data[1] % 4 : 0];
+	list = mode == 3 ? proofs : genuine;
+	good = list[size > 1 ? data[1] % 4 : 0];
 	goodlen = strlen(good);
 	if ((tok = malloc(size + goodlen + 1)) == NULL)
 		abort();
-	if (size > 0 && data[0] % 3 == 1) {
+	if (mode == 1 || mode == 3) {
 		off = size > 2 ? data[2] % (goodlen + 1) : 0;
 		len = size > 3 ? size - 3 : 0;
 		rest = goodlen - off;
@@ -81,8 +90,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(tok, data, size);
 		tok[size] = '\0';
 	}
-	if (jws_verify(tok, set, payload, sizeof(payload), &plen, NULL) ==
-	    JWS_OK && !is_genuine(tok))
+	if (mode == 3)
+		ok = jws_verify_dpop(tok, payload, sizeof(payload), &plen,
+		    thumb) == JWS_OK;
+	else
+		ok = jws_verify(tok, set, payload, sizeof(payload), &plen,
+		    NULL) == JWS_OK;
+	if (ok && !is_one_of(tok, list))
 		abort();
 	free(tok);
 	return (0);

@@ -816,7 +816,8 @@ class Signer:
         h["Date"] = email.utils.formatdate(usegmt=True)
         h["TPP-Signing-Certificate"] = self.cert_b64
         signed = ["digest", "x-request-id", "date"]
-        for opt in ("psu-id", "psu-corporate-id", "tpp-redirect-uri"):
+        for opt in ("psu-id", "psu-corporate-id", "tpp-redirect-uri",
+                    "dpop"):
             if any(k.lower() == opt for k in h):
                 signed.append(opt)
         signer = httpsig.HeaderSigner(self.key_id, self.key_pem,

@@ -101,21 +101,25 @@ def test_daemon_role_writes_only_through_its_functions(db):
 def test_approval_lands_after_a_row_lock(api, db, dbinfo, emulator, payer):
     pid = start(api, payer)
     cid = shown_then_pin(emulator, db, payer, pid)
+    refused = r"challenge %s .*approved not written yet " \
+        r"\(SQLSTATE 55P03\)" % cid
     # Another transaction holds the challenge's row while the PSU presses:
-    # the daemon's write waits for it (lock_timeout) and fails, again.
+    # the daemon's write waits for it (lock_timeout, 2 s) and fails, again.
+    # Held until the daemon has failed twice (a fixed hold was too short
+    # on a loaded machine, where the first attempt starts late).
     with row_held(dbinfo, "device_challenge", cid):
         emulator.cmd("press", payer.serial)
-        # Held for more than two of the daemon's lock_timeout (2 s).
-        time.sleep(5)
+        deadline = time.monotonic() + 30
+        while len(re.findall(refused, emulator.log_text())) < 2 and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)
         assert challenge_row(db, cid)[0] == "claimed"
+    # Each refusal was logged with its SQLSTATE and tried again.
+    assert len(re.findall(refused, emulator.log_text())) >= 2
     # Once the lock is gone, the signed approval lands: no second press.
     assert wait_status(db, pid, "ACSC", timeout=10)[0] == "ACSC"
     assert challenge_row(db, cid) == ("done", "approved", 1)
     assert "PAY" not in emulator.show(payer.serial)
-    # Each refusal was logged with its SQLSTATE and tried again.
-    assert len(re.findall(r"challenge %s .*approved not written yet "
-                          r"\(SQLSTATE 55P03\)" % cid,
-                          emulator.log_text())) >= 2
 
 
 def test_daemon_cannot_rewrite_finished_at(api, db, dbinfo, emulator, payer):

@@ -41,7 +41,10 @@ def test_document_is_valid_rfc8414(server):
     assert doc["code_challenge_methods_supported"] == ["S256"]
     assert doc["authorization_response_iss_parameter_supported"] is True
     assert doc["token_endpoint_auth_methods_supported"] == \
-        ["client_secret_basic"]
+        ["client_secret_basic", "private_key_jwt"]
+    for key in ("token_endpoint_auth_signing_alg_values_supported",
+                "dpop_signing_alg_values_supported"):
+        assert doc[key] == ["PS256", "ES256", "EdDSA"]
     assert sorted(doc["scopes_supported"]) == [
         "ACCOUNT_INFORMATION", "FUND_AVAILABILITY", "PAYMENT_INITIATION",
         "xs2a"]

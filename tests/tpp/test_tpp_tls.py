@@ -98,7 +98,7 @@ def bound_tokens(cert):
 
 def cnf_of(db, token):
     cur = db.cursor()
-    cur.execute("SELECT cnf_x5t_s256 FROM token WHERE token_hash = %s",
+    cur.execute("SELECT cnf FROM token WHERE token_hash = %s",
                 (hashlib.sha256(token.encode()).digest(),))
     return cur.fetchone()[0]
 

@@ -90,10 +90,31 @@ def main():
 
     vectors.append(("JWS_ES256_SHORT_COORDINATE",
                     compact({"alg": "ES256"}, payload, es_short)))
+    # DPoP proofs (RFC 9449 4.2): each key in its own header, and the
+    # RFC 7638 thumbprints as Authlib computes them.
+    from authlib.jose import JsonWebKey
+    dpop = {"jti": "d1", "htm": "POST", "htu": "https://bank.example/t",
+            "iat": 1700000000}
+    thumbs = []
+    for i, (alg, jwk, signer) in enumerate([
+            ("PS256", jwks["keys"][0], pss(32)),
+            ("ES256", jwks["keys"][1], es),
+            ("EdDSA", jwks["keys"][2], ed_key.sign)]):
+        own = {k: v for k, v in jwk.items() if k not in ("kid", "use")}
+        vectors.append(("JWS_DPOP_%d" % i, compact(
+            {"typ": "dpop+jwt", "alg": alg, "jwk": own}, dpop, signer)))
+        thumbs.append(("JWS_DPOP_%d_THUMB" % i,
+                       JsonWebKey.import_key(own).thumbprint()))
+    vectors.extend(thumbs)
+    vectors.append(("JWS_DPOP_NO_TYP", compact(
+        {"alg": "EdDSA", "jwk": {k: v for k, v in jwks["keys"][2].items()
+                                 if k != "kid"}}, dpop, ed_key.sign)))
     out = sys.stdout
     out.write("/* Written by tests/unit/jws_vectors.py: do not edit. */\n")
     out.write("#define JWS_VECTOR_JWKS \\\n\t%s\n"
               % json.dumps(json.dumps(jwks, separators=(",", ":"))))
+    out.write("#define JWS_VECTOR_DPOP_PAYLOAD \\\n\t%s\n"
+              % json.dumps(json.dumps(dpop, separators=(",", ":"))))
     out.write("#define JWS_VECTOR_JWKS_SHORT \\\n\t%s\n"
               % json.dumps(json.dumps(short_jwks, separators=(",", ":"))))
     out.write("#define JWS_VECTOR_PAYLOAD \\\n\t%s\n"

@@ -218,6 +218,39 @@ test_key_set_check(void **state)
 	    "\"}]}", -1);
 }
 
+static void
+test_dpop_proofs(void **state)
+{
+	const char	*proofs[] = { JWS_DPOP_0, JWS_DPOP_1, JWS_DPOP_2 };
+	const char	*thumbs[] = { JWS_DPOP_0_THUMB, JWS_DPOP_1_THUMB,
+			    JWS_DPOP_2_THUMB };
+	uint8_t		 payload[512];
+	char		 thumb[JWS_THUMBPRINT_LEN + 1];
+	size_t		 i, len;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(jws_verify_dpop(proofs[i], payload,
+		    sizeof(payload), &len, thumb), JWS_OK);
+		assert_string_equal(thumb, thumbs[i]);
+		assert_int_equal(len, strlen(JWS_VECTOR_DPOP_PAYLOAD));
+		assert_memory_equal(payload, JWS_VECTOR_DPOP_PAYLOAD, len);
+	}
+	assert_int_equal(jws_verify_dpop(JWS_DPOP_NO_TYP, payload,
+	    sizeof(payload), &len, thumb), JWS_NOT_DPOP);
+	/* A client assertion is no proof: no typ, no jwk. */
+	assert_int_equal(jws_verify_dpop(JWS_EDDSA, payload, sizeof(payload),
+	    &len, thumb), JWS_NOT_DPOP);
+	/* And a proof is no client assertion: its key is not the client's. */
+	{
+		json_t	*set = jwks();
+
+		json_array_remove(json_object_get(set, "keys"), 2);
+		assert_int_equal(verify(JWS_DPOP_2, set, NULL), JWS_NO_KEY);
+		json_decref(set);
+	}
+}
+
 int
 main(void)
 {
@@ -229,6 +262,7 @@ main(void)
 		cmocka_unit_test(test_key_set_is_the_only_source),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_key_set_check),
+		cmocka_unit_test(test_dpop_proofs),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -31,6 +31,8 @@ BEGIN
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	DELETE FROM client_assertion WHERE expires_at < now();
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+	DELETE FROM dpop_proof WHERE expires_at < now();
+	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	DELETE FROM rate_counter WHERE window_start < now() - interval '2 minutes';
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	-- consents past validUntil expire; those left unauthorised reject

@@ -250,10 +250,28 @@ CREATE OR REPLACE FUNCTION oauth_code_grant_bound(p_code_hash bytea,
     p_x5t text, OUT result text, OUT scope text, OUT expires_in integer,
     OUT description text)
 LANGUAGE plpgsql AS $$
+DECLARE
+	v_jkt text;
 BEGIN
 	IF NOT oauth_client_active(p_client_id) THEN
 		result := 'invalid_client';
 		description := 'Client authentication failed.';
+		RETURN;
+	END IF;
+	-- A code bound to a DPoP key (dpop_jkt, RFC 9449 10) needs a proof
+	-- of that key; refused, the code stays unspent.
+	SELECT dpop_jkt INTO v_jkt FROM auth_code
+	WHERE code_hash = p_code_hash;
+	IF v_jkt IS NOT NULL AND token_binding_cnf(p_x5t)
+	    IS DISTINCT FROM 'jkt:' || v_jkt THEN
+		result := 'invalid_grant';
+		description := 'The authorization code is bound to a DPoP key: '
+		    'send a DPoP proof of that key.';
+		RETURN;
+	END IF;
+	IF NOT dpop_proof_spend(p_x5t) THEN
+		result := 'invalid_dpop_proof';
+		description := 'The DPoP proof was used before.';
 		RETURN;
 	END IF;
 	SELECT g.result, g.scope, g.expires_in, g.description
@@ -261,7 +279,7 @@ BEGIN
 	FROM oauth_code_grant(p_code_hash, p_client_id, p_redirect_uri,
 	    p_verifier_s256, p_access_hash, p_refresh_hash, p_access_ttl) g;
 	IF result = 'ok' AND p_x5t IS NOT NULL THEN
-		UPDATE token SET cnf_x5t_s256 = p_x5t
+		UPDATE token SET cnf = token_binding_cnf(p_x5t)
 		WHERE token_hash = p_access_hash;
 	END IF;
 END;
@@ -302,6 +320,12 @@ BEGIN
 		description := 'Client authentication failed.';
 		RETURN;
 	END IF;
+	IF NOT dpop_proof_spend(p_x5t) THEN
+		result := 'invalid_dpop_proof';
+		description := 'The DPoP proof was used before.';
+		rotated := false;
+		RETURN;
+	END IF;
 	IF v_rotation THEN
 		UPDATE token t SET used_at = now()
 		FROM consent c
@@ -336,9 +360,56 @@ BEGIN
 		    p_access_hash, p_new_refresh_hash, p_access_ttl) r;
 	END IF;
 	IF result = 'ok' AND p_x5t IS NOT NULL THEN
-		UPDATE token SET cnf_x5t_s256 = p_x5t
+		UPDATE token SET cnf = token_binding_cnf(p_x5t)
 		WHERE token_hash = p_access_hash;
 	END IF;
+END;
+$$;
+
+-- The binding a request presents (src/oauth/dpop.h), the p_x5t of the
+-- grants and gates: NULL (none), the TLS client certificate's x5t#S256
+-- (RFC 8705), or 'dpop JKT JTI UNTIL' for a verified DPoP proof (RFC
+-- 9449): the key's thumbprint, the SHA-256 of the thumbprint and the
+-- proof's jti in hex, and the Unix time until which the jti is kept.
+-- This is the confirmation a token issued with it holds (token.cnf).
+CREATE OR REPLACE FUNCTION token_binding_cnf(p_binding text)
+RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	IF starts_with(p_binding, 'dpop ') THEN
+		RETURN 'jkt:' || split_part(p_binding, ' ', 2);
+	END IF;
+	RETURN p_binding;
+END;
+$$;
+
+-- Whether a token of confirmation p_cnf may be used with the binding
+-- presented: a DPoP-bound token only with a proof of its key, a
+-- certificate-bound one only over a connection with its certificate; a
+-- token bound to nothing with a certificate or nothing, never with a
+-- DPoP proof (RFC 9449 7.1: the DPoP scheme is for DPoP-bound tokens).
+CREATE OR REPLACE FUNCTION token_binding_ok(p_cnf text, p_binding text)
+RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	IF starts_with(p_binding, 'dpop ') THEN
+		RETURN p_cnf IS NOT DISTINCT FROM token_binding_cnf(p_binding);
+	END IF;
+	RETURN p_cnf IS NULL OR p_cnf IS NOT DISTINCT FROM p_binding;
+END;
+$$;
+
+-- A DPoP proof's jti spent (migration 197): true for a binding without
+-- a proof and for a proof seen the first time, false for a replay.
+CREATE OR REPLACE FUNCTION dpop_proof_spend(p_binding text)
+RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	IF NOT coalesce(starts_with(p_binding, 'dpop '), false) THEN
+		RETURN true;
+	END IF;
+	INSERT INTO dpop_proof (jti_hash, expires_at)
+	VALUES (decode(split_part(p_binding, ' ', 3), 'hex'),
+	    to_timestamp(split_part(p_binding, ' ', 4)::bigint))
+	ON CONFLICT DO NOTHING;
+	RETURN FOUND;
 END;
 $$;
 
@@ -351,7 +422,7 @@ $$;
 CREATE OR REPLACE FUNCTION bearer_check(p_token_hash bytea,
     OUT state text, OUT consent_id uuid, OUT client_id text,
     OUT scopes text[], OUT psu_id bigint, OUT tpp_org_id text,
-    OUT cnf_x5t_s256 text)
+    OUT cnf text)
 LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
@@ -363,9 +434,9 @@ BEGIN
 	    WHEN t.expires_at <= now() THEN 'expired'
 	    ELSE 'ok' END,
 	    t.consent_id, t.client_id, t.scopes, c.psu_id, tp.org_id,
-	    t.cnf_x5t_s256
+	    t.cnf
 	INTO state, consent_id, client_id, scopes, psu_id, tpp_org_id,
-	    cnf_x5t_s256
+	    cnf
 	FROM (SELECT 1) one
 	LEFT JOIN token t ON t.token_hash = p_token_hash
 	LEFT JOIN consent c ON c.id = t.consent_id
@@ -374,24 +445,24 @@ BEGIN
 END;
 $$;
 
--- Bearer check with the certificate of the presenting connection
--- (p_x5t, NULL without one): a bound token presented over a connection
--- with another certificate, or none, is 'invalid' (invalid_token).
+-- Bearer check with the binding presented (p_x5t: token_binding_cnf): a
+-- bound token presented without its certificate or DPoP key is
+-- 'invalid' (invalid_token). The refusal path only: its proof is not
+-- spent (nothing is done with the request).
 -- PL/pgSQL for the reason above: as a SQL function it was parsed and
 -- planned on every call (70 of the 160 microseconds it took).
 CREATE OR REPLACE FUNCTION bearer_check(p_token_hash bytea, p_x5t text,
     OUT state text, OUT consent_id uuid, OUT client_id text,
     OUT scopes text[], OUT psu_id bigint, OUT tpp_org_id text,
-    OUT cnf_x5t_s256 text)
+    OUT cnf text)
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
 	SELECT b.state, b.consent_id, b.client_id, b.scopes, b.psu_id,
-	    b.tpp_org_id, b.cnf_x5t_s256
+	    b.tpp_org_id, b.cnf
 	INTO state, consent_id, client_id, scopes, psu_id, tpp_org_id,
-	    cnf_x5t_s256
+	    cnf
 	FROM bearer_check(p_token_hash) b;
-	IF state = 'ok' AND cnf_x5t_s256 IS NOT NULL
-	    AND cnf_x5t_s256 IS DISTINCT FROM p_x5t THEN
+	IF state = 'ok' AND NOT token_binding_ok(cnf, p_x5t) THEN
 		state := 'invalid';
 	END IF;
 END;
@@ -598,7 +669,7 @@ CREATE OR REPLACE FUNCTION consent_decide(p_flow_hash bytea,
     p_psu_id bigint, p_client_id text, p_scopes text[],
     p_accounts text[], p_valid_days integer, p_redirect_uri text,
     p_code_challenge text, p_code_hash bytea, p_code_ttl integer,
-    p_consent_id uuid, p_family uuid)
+    p_consent_id uuid, p_family uuid, p_dpop_jkt text, p_par text)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	n integer;
@@ -609,6 +680,8 @@ BEGIN
 	IF r IS NOT NULL THEN
 		RETURN r;
 	END IF;
+	-- The decision uses up the pushed request (oauth_par_read).
+	DELETE FROM pushed_request WHERE uri_hash = decode(p_par, 'hex');
 	IF NOT p_approve THEN
 		UPDATE auth_flow SET decision = 'denied'
 		WHERE flow_hash = p_flow_hash;
@@ -639,10 +712,10 @@ BEGIN
 	SELECT p_consent_id, id FROM account
 	WHERE psu_id = p_psu_id AND resource_id = ANY (p_accounts);
 	INSERT INTO auth_code (code_hash, family, client_id, redirect_uri,
-	    consent_id, code_challenge, scopes, expires_at)
+	    consent_id, code_challenge, scopes, expires_at, dpop_jkt)
 	VALUES (p_code_hash, p_family, p_client_id, p_redirect_uri,
 	    p_consent_id, p_code_challenge, p_scopes,
-	    now() + make_interval(secs => p_code_ttl));
+	    now() + make_interval(secs => p_code_ttl), p_dpop_jkt);
 	UPDATE auth_flow SET decision = 'approved', consent_id = p_consent_id,
 	    code_hash = p_code_hash
 	WHERE flow_hash = p_flow_hash;
@@ -658,7 +731,8 @@ $$;
 -- Client credentials grant (RFC 6749 4.4): the TPP's own access token
 -- of the standard interface (src/bg/README.md "The authorisation
 -- frame"): no consent, scope xs2a, never a refresh token; bound to the
--- TLS client certificate when there is one (RFC 8705, p_x5t).
+-- DPoP key or else the TLS client certificate when there is one (p_x5t,
+-- the binding: token_binding_cnf).
 -- result: ok, invalid_client.
 CREATE OR REPLACE FUNCTION oauth_client_credentials_grant(
     p_client_id text, p_access_hash bytea, p_access_ttl integer,
@@ -671,10 +745,16 @@ BEGIN
 		description := 'Client authentication failed.';
 		RETURN;
 	END IF;
+	IF NOT dpop_proof_spend(p_x5t) THEN
+		result := 'invalid_dpop_proof';
+		description := 'The DPoP proof was used before.';
+		RETURN;
+	END IF;
 	INSERT INTO token (token_hash, kind, family, client_id, consent_id,
-	    scopes, expires_at, cnf_x5t_s256)
+	    scopes, expires_at, cnf)
 	VALUES (p_access_hash, 'access', gen_random_uuid(), p_client_id, NULL,
-	    '{xs2a}', now() + make_interval(secs => p_access_ttl), p_x5t);
+	    '{xs2a}', now() + make_interval(secs => p_access_ttl),
+	    token_binding_cnf(p_x5t));
 	result := 'ok';
 	scope := 'xs2a';
 	expires_in := p_access_ttl;
@@ -705,13 +785,15 @@ BEGIN
 END;
 $$;
 
--- The pushed request of p_client_id under p_uri_hash, once: the row goes
--- as it is read. NULL when there is none, it is another client's, it was
--- taken already, or it expired (an expired row goes too).
-CREATE OR REPLACE FUNCTION oauth_par_take(p_client_id text,
+-- The pushed request of p_client_id under p_uri_hash (migration 197):
+-- NULL when there is none, it is another client's, it was used up (the
+-- PSU's decision deletes it: consent_decide, bg_consent_decide) or it
+-- expired. Until the decision it may be read again (a reload of the
+-- page; FAPI 2.0's conformance tests ask that).
+CREATE OR REPLACE FUNCTION oauth_par_read(p_client_id text,
     p_uri_hash bytea)
-RETURNS jsonb LANGUAGE sql AS $$
-	DELETE FROM pushed_request
+RETURNS jsonb LANGUAGE sql STABLE AS $$
+	SELECT request FROM pushed_request
 	WHERE uri_hash = p_uri_hash AND client_id = p_client_id
-	RETURNING CASE WHEN expires_at - now() > '0' THEN request END;
+	    AND expires_at - now() > '0';
 $$;

@@ -141,7 +141,10 @@ $$;
 --
 -- Common parameters of the endpoint functions:
 --	p_token_hash	SHA-256 of the bearer token
---	p_x5t		x5t#S256 of the TLS client certificate (RFC 8705), or NULL
+--	p_x5t		the binding presented (token_binding_cnf, 20_oauth.sql):
+--			the TLS client certificate's x5t#S256 (RFC 8705), a
+--			verified DPoP proof (RFC 9449, its jti spent here), or
+--			NULL
 --	p_org_id	organizationIdentifier of the verified signing
 --			certificate; NULL for an unsigned request (signing off)
 --	p_request_id	x-request-id of a verified signed request, or NULL
@@ -191,7 +194,7 @@ DECLARE
 	t record;
 BEGIN
 	SELECT tk.kind, tk.consent_id, tk.revoked_at, tk.expires_at,
-	    tk.cnf_x5t_s256, tk.scopes, c.psu_id, c.status, c.valid_until,
+	    tk.cnf, tk.scopes, c.psu_id, c.status, c.valid_until,
 	    c.sca_at, c.frequency_per_day, tp.org_id
 	INTO t
 	FROM token tk
@@ -209,8 +212,9 @@ BEGIN
 		g.refusal := 'token_expired';
 		RETURN g;
 	END IF;
-	IF t.cnf_x5t_s256 IS NOT NULL
-	    AND t.cnf_x5t_s256 IS DISTINCT FROM p_x5t THEN
+	IF (t.cnf IS NOT NULL OR p_x5t IS NOT NULL)
+	    AND (NOT token_binding_ok(t.cnf, p_x5t)
+		OR NOT dpop_proof_spend(p_x5t)) THEN
 		g.refusal := 'token_invalid';
 		RETURN g;
 	END IF;

@@ -7,7 +7,9 @@
 --
 -- Common parameters of the endpoint functions (src/bg/bg.h):
 --	p_token_hash	SHA-256 of the bearer token
---	p_x5t		x5t#S256 of the TLS client certificate (RFC 8705), or NULL
+--	p_x5t		the binding presented (token_binding_cnf, 20_oauth.sql):
+--			the TLS client certificate's x5t#S256 (RFC 8705), a
+--			verified DPoP proof (RFC 9449), or NULL
 --	p_org_id	organizationIdentifier of the verified signing
 --			certificate; NULL for an unsigned request (signing off)
 --	p_signed_id	X-Request-ID of a verified signed request (the replay
@@ -61,8 +63,7 @@ RETURNS bg_result LANGUAGE sql STABLE AS $$
 	SELECT CASE
 	    WHEN t.token_hash IS NULL OR t.kind <> 'access'
 		OR t.revoked_at IS NOT NULL
-		OR (t.cnf_x5t_s256 IS NOT NULL
-		    AND t.cnf_x5t_s256 IS DISTINCT FROM p_x5t)
+		OR NOT token_binding_ok(t.cnf, p_x5t)
 		THEN 'token_invalid'
 	    WHEN t.expires_at <= now() THEN 'token_expired'
 	    ELSE NULL END::bg_refusal, NULL::text, NULL::integer, NULL::text,
@@ -94,7 +95,7 @@ DECLARE
 BEGIN
 	-- One statement: the token, its client and TPP, and the consent
 	-- Consent-ID names if it is of that client (judged below, in order).
-	SELECT tk.kind, tk.revoked_at, tk.expires_at, tk.cnf_x5t_s256,
+	SELECT tk.kind, tk.revoked_at, tk.expires_at, tk.cnf,
 	    tk.client_id, tk.consent_id, tk.scopes, oc.tpp_id, tp.org_id,
 	    oc.status = 'active' AND tp.status = 'active' AS active,
 	    c.id AS c_id, c.psu_id AS c_psu_id,
@@ -112,9 +113,14 @@ BEGIN
 	    AND c.client_id = tk.client_id
 	WHERE tk.token_hash = p_token_hash;
 	IF NOT FOUND OR t.kind <> 'access' OR t.revoked_at IS NOT NULL
-	    OR NOT t.active
-	    OR (t.cnf_x5t_s256 IS NOT NULL
-		AND t.cnf_x5t_s256 IS DISTINCT FROM p_x5t) THEN
+	    OR NOT t.active THEN
+		refusal := 'token_invalid';
+		RETURN;
+	END IF;
+	-- The binding (token_binding_cnf), and a DPoP proof's jti spent.
+	IF (t.cnf IS NOT NULL OR p_x5t IS NOT NULL)
+	    AND (NOT token_binding_ok(t.cnf, p_x5t)
+		OR NOT dpop_proof_spend(p_x5t)) THEN
 		refusal := 'token_invalid';
 		RETURN;
 	END IF;

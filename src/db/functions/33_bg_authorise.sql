@@ -269,7 +269,7 @@ CREATE OR REPLACE FUNCTION bg_consent_decide(p_flow_hash bytea,
     p_psu_id bigint, p_client_id text, p_consent_id uuid,
     p_authorisation_id uuid, p_approach text, p_accounts text[],
     p_redirect_uri text, p_code_challenge text, p_code_hash bytea,
-    p_code_ttl integer, p_family uuid)
+    p_code_ttl integer, p_family uuid, p_dpop_jkt text, p_par text)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	c consent%ROWTYPE;
@@ -287,6 +287,8 @@ BEGIN
 	IF r IS NOT NULL THEN
 		RETURN r;
 	END IF;
+	-- The decision uses up a pushed request (oauth_par_read).
+	DELETE FROM pushed_request WHERE uri_hash = decode(p_par, 'hex');
 	SELECT * INTO c FROM consent
 	WHERE id = p_consent_id AND client_id = p_client_id
 	    AND surface = 'bg'
@@ -380,10 +382,10 @@ BEGIN
 	IF p_approach = 'OAUTH' THEN
 		INSERT INTO auth_code (code_hash, family, client_id,
 		    redirect_uri, consent_id, code_challenge, scopes,
-		    expires_at)
+		    expires_at, dpop_jkt)
 		VALUES (p_code_hash, p_family, p_client_id, p_redirect_uri,
 		    c.id, p_code_challenge, '{ACCOUNT_INFORMATION}',
-		    now() + make_interval(secs => p_code_ttl));
+		    now() + make_interval(secs => p_code_ttl), p_dpop_jkt);
 	END IF;
 	UPDATE auth_flow SET decision = 'approved', consent_id = c.id,
 	    code_hash = p_code_hash
