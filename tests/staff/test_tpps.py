@@ -220,3 +220,34 @@ def test_psd2ctl_suspend_is_one_transaction_with_its_audit_row(
                 "action = 'tpp.suspend'", (since,))
     assert cur.fetchall() == [({"org_id": client.org_id,
                                 "tokens_revoked": 2},)]
+
+
+def test_the_list_shows_how_each_client_authenticates(admin, client_factory,
+                                                      tmp_path):
+    """A client's method, its public keys, PAR and refresh rotation, as
+    psd2ctl set them (the settings of FAPI 2.0)."""
+    import json
+    from tpp_keys import new_key, public_jwk
+    c = client_factory()
+    path = tmp_path / "jwks.json"
+    path.write_text(json.dumps({"keys": [public_jwk(new_key("EdDSA"), "a"),
+                                         public_jwk(new_key("ES256"), "b")]}))
+    for args in (("jwks", c.client_id, str(path)),
+                 ("auth-method", c.client_id, "private_key_jwt"),
+                 ("par-required", c.client_id, "on"),
+                 ("refresh-rotation", c.client_id, "off")):
+        psd2lib.psd2ctl("tpp", *args)
+    sess = http_login(admin)
+    r = sess.get(STAFF_URL + "/staff/tpps", params={"q": c.org_id})
+    assert r.status_code == 200, r.text[:300]
+    start = r.text.index("<code>%s</code>" % c.client_id)
+    item = r.text[start:r.text.index("</li>", start)]
+    assert "authenticates by <code>private_key_jwt</code>, 2 public keys" \
+        in item, item
+    assert "PAR required" in item and "refresh token rotation off" in item
+    other = client_factory()
+    r = sess.get(STAFF_URL + "/staff/tpps", params={"q": other.org_id})
+    start = r.text.index("<code>%s</code>" % other.client_id)
+    item = r.text[start:r.text.index("</li>", start)]
+    assert "<code>client_secret_basic</code>, 0 public keys" in item
+    assert "PAR optional" in item and "refresh token rotation on" in item

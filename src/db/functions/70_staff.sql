@@ -316,7 +316,11 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 		'client_id', c.client_id, 'status', c.status,
 		'redirect_uris', array_to_string(c.redirect_uris, ' '),
 		'pkce_required', c.pkce_required,
-		'access_ttl', c.access_ttl) ORDER BY c.client_id), '[]')
+		'access_ttl', c.access_ttl, 'auth_method', c.auth_method,
+		'keys', coalesce(jsonb_array_length(c.jwks->'keys'), 0),
+		'par_required', c.par_required,
+		'refresh_rotation', c.refresh_rotation) ORDER BY c.client_id),
+		'[]')
 		FROM oauth_client c WHERE c.tpp_id = t.id))
 	    ORDER BY t.name, t.org_id), '[]'), p_page, p_limit)
 	FROM (SELECT * FROM tpp
