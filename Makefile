@@ -43,7 +43,7 @@ CFLAGS = -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	$(SAN_FLAGS)
 KORE_CFLAGS = -I$(KORE_DIR)/include/kore -I$(KORE_DIR)/obj \
 	-DKORE_SINGLE_BINARY -DKORE_USE_PGSQL -DKORE_USE_TASKS
-LIBS = -lssl -lcrypto -ljansson -largon2 -lpq -lpthread -ldl
+LIBS = -lssl -lcrypto -ljansson -largon2 -lfido2 -lcbor -lpq -lpthread -ldl
 LDFLAGS = $(HARDEN_LDFLAGS) $(SAN_FLAGS)
 
 # The page templates and the language choice, shared by psd2gate and
@@ -59,7 +59,7 @@ CTL_OBJ = $(CTL_SRC:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/migrations.o
 
 EMBED = $(BUILD)/bin/psd2-embed
 TEMPLATES = $(sort $(wildcard templates/*.html))
-ASSETS = $(sort $(wildcard assets/*.css assets/i18n/*.json)) assets/openapi.json
+ASSETS = $(sort $(wildcard assets/*.css assets/*.js assets/i18n/*.json)) assets/openapi.json
 MIGRATIONS = $(sort $(wildcard src/db/migrations/*.sql)) \
 	$(sort $(wildcard src/db/functions/*.sql)) \
 	$(sort $(wildcard src/db/repairs/*.sql))

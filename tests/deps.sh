@@ -16,7 +16,8 @@
 # As root it installs what is missing; otherwise it names what is missing.
 set -eu
 RUN_PKGS="kore build-essential pkg-config patch postgresql libpq-dev
-libssl-dev libjansson-dev libargon2-dev libusb-1.0-0-dev umockdev
+libssl-dev libjansson-dev libargon2-dev libfido2-dev libcbor-dev
+libusb-1.0-0-dev umockdev
 libumockdev-dev libglib2.0-dev openssl ca-certificates"
 TEST_PKGS="libcmocka-dev clang libclang-rt-14-dev python3-pytest
 python3-authlib python3-httpsig python3-selenium python3-psycopg2

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "settings.h"
+#include "webauthn.h"
 
 enum setting_type {
 	SET_INT,	/* decimal integer in [min, max] */
@@ -22,6 +23,8 @@ enum setting_type {
 	SET_ROLES,	/* PSD2 role names (settings_roles) */
 	SET_VIDPID,	/* USB vendor:product, 4 hex digits each */
 	SET_URL,	/* http(s)://host[:port], no path, query or fragment */
+	SET_ORIGIN,	/* a WebAuthn origin: https://domain[:port], or
+			   http://localhost[:port] (webauthn_rp_id) */
 };
 
 struct setting_rule {
@@ -106,6 +109,10 @@ static const struct setting_rule	rules[] = {
 	{ "probe_url", SET_URL, 0, 0, NULL },
 	{ "probe_seconds", SET_INT, 0, 3600, NULL },
 	{ "probe_host", SET_TEXT, 0, 0, NULL },
+	/* Passkeys and security keys (WebAuthn): the origin of the PSU's
+	 * pages where they are offered; its host is the relying party id.
+	 * Not set: no keys. */
+	{ "webauthn_origin", SET_ORIGIN, 0, 0, NULL },
 };
 
 static const char *const	role_names[] = {
@@ -206,6 +213,7 @@ static int
 rule_check(const struct setting_rule *r, const char *v, char *err,
     size_t errlen)
 {
+	char	rp_id[256];
 	int64_t	n;
 	int	b;
 
@@ -255,6 +263,12 @@ rule_check(const struct setting_rule *r, const char *v, char *err,
 		    "[:port] (no path, query or fragment; http only for "
 		    "127.0.0.1)", r->name, v);
 		return (-1);
+	case SET_ORIGIN:
+		if (webauthn_rp_id(v, rp_id, sizeof(rp_id)) == 0)
+			return (0);
+		snprintf(err, errlen, "psd2_%s: \"%s\" is not https://domain"
+		    "[:port] or http://localhost[:port]", r->name, v);
+		return (-1);
 	case SET_TEXT:
 	case SET_PATH:
 		if (*v != '\0')
@@ -292,6 +306,14 @@ settings_relations(char *err, size_t errlen)
 	if (settings_production() &&
 	    settings_get("issuer", NULL) == NULL) {
 		snprintf(err, errlen, "psd2_issuer is required in production");
+		return (-1);
+	}
+	/* WebAuthn on http://localhost is for trying the sandbox. */
+	if (settings_production() &&
+	    strncmp(settings_get("webauthn_origin", "https://"), "https://",
+	    8) != 0) {
+		snprintf(err, errlen, "psd2_webauthn_origin must be https in "
+		    "production");
 		return (-1);
 	}
 	/* The instance column of kpi_minute and kpi_incident. */

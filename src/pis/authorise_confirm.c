@@ -13,6 +13,10 @@
  *   counts against the login's lockout. When it is right, the code bound
  *   to amount and payee is kept and the payment becomes ACTC, in one
  *   transaction (psu_payment_totp).
+ * - or, method=key, one of the PSU's passkeys or security keys instead
+ *   of the code: its challenge is derived from the authentication code
+ *   and the page's token (src/psu/passkey.h), so the key signs for this
+ *   amount and payee; then as a TOTP code (psu_payment_key).
  *
  * The booking checks the authentication code again in both cases.
  *
@@ -41,6 +45,7 @@
 #include "pis/payments_page.h"
 #include "pis/pis.h"
 #include "pis/sca_code.h"
+#include "psu/passkey.h"
 #include "psu/payment_path.h"
 #include "psu/psu_session.h"
 #include "psu/totp_code.h"
@@ -49,6 +54,7 @@
 
 enum confirm_phase {
 	CONFIRM_INPUT,
+	CONFIRM_KEY,
 	CONFIRM_OUTCOME,
 	CONFIRM_DEVICE
 };
@@ -60,6 +66,10 @@ struct confirm_ctx {
 	struct db_query		q;
 	char			id[AUTHORISE_ID_LEN + 1];
 	long long		psu_id;
+	/* What the code was made over, and the code (for the key step). */
+	char			amount[32], currency[8], iban[40], name[128];
+	uint8_t			mac[SCA_CODE_LEN];
+	char			kid[KEYRING_ID_MAX + 1];
 };
 
 static const char sql_input[] =
@@ -68,6 +78,9 @@ static const char sql_input[] =
 static const char sql_outcome[] =
     "SELECT outcome, ok_uri, nok_uri FROM psu_payment_totp($1, $2, $3, $4, "
     "$5, $6, $7, $8, $9, $10, $11)";
+static const char sql_key[] =
+    "SELECT outcome, ok_uri, nok_uri FROM psu_payment_key($1, $2, $3, $4, "
+    "$5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)";
 static const char sql_device[] =
     "SELECT outcome, ok_uri, nok_uri FROM psu_payment_device($1, $2, $3, "
     "$4, $5, $6, $7, $8, $9, $10)";
@@ -145,15 +158,65 @@ confirm_device(struct http_request *req, struct confirm_ctx *ctx,
 	return (DB_QUERY);
 }
 
+/* The values the code was made over, and the code (its key's id). */
+static void
+confirm_param_code(struct confirm_ctx *ctx)
+{
+	db_param(&ctx->q, ctx->amount);
+	db_param(&ctx->q, ctx->currency);
+	db_param(&ctx->q, ctx->iban);
+	db_param(&ctx->q, ctx->name);
+	db_param_bin(&ctx->q, ctx->mac, sizeof(ctx->mac));
+	db_param(&ctx->q, ctx->kid);
+}
+
+static int
+confirm_wants_key(struct http_request *req)
+{
+	const char	*method = forms_arg(req, "method");
+
+	return (method != NULL && strcmp(method, "key") == 0);
+}
+
+/* The posted key's assertion checked, then psu_payment_key. */
+static enum db_next
+confirm_key(struct http_request *req, struct confirm_ctx *ctx)
+{
+	uint8_t		challenge[WEBAUTHN_CHALLENGE_LEN] = { 0 }, hash[32];
+	uint32_t	count = 0;
+	long long	key_id;
+	int		ok;
+
+	ok = passkey_payment_challenge(ctx->mac, sizeof(ctx->mac),
+	    forms_arg(req, "csrf"), forms_arg(req, "key_nonce"),
+	    challenge) == 0 && passkey_assertion(req, &ctx->q, challenge,
+	    &count, "payment");
+	crypto_sha256(challenge, sizeof(challenge), hash);
+	key_id = passkey_key_id(&ctx->q);
+	db_query_begin(&ctx->q, req, sql_key);
+	db_param(&ctx->q, ctx->id);
+	db_param_int(&ctx->q, ctx->psu_id);
+	if (key_id == 0)
+		db_param(&ctx->q, NULL);
+	else
+		db_param_int(&ctx->q, key_id);
+	db_param(&ctx->q, ok ? "true" : "false");
+	db_param_int(&ctx->q, count);
+	db_param_bin(&ctx->q, hash, sizeof(hash));
+	db_param_int(&ctx->q, FORMS_STEP_TTL);
+	db_param_int(&ctx->q, app_cfg.login_max_failures);
+	db_param_int(&ctx->q, app_cfg.login_lock_seconds);
+	confirm_param_code(ctx);
+	ctx->phase = CONFIRM_OUTCOME;
+	return (DB_QUERY);
+}
+
 static enum db_next
 confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 {
 	struct sca_code_input	in;
 	struct authorise_shown	shown;
-	uint8_t			mac[SCA_CODE_LEN];
 	char			binding[AUTHORISE_BINDING_MAX];
-	char			kid[KEYRING_ID_MAX + 1];
-	char			amount[32], currency[8], iban[40], name[128];
 	long long		step;
 
 	/* The session ended (idle rule), or no payment of its PSU. */
@@ -161,15 +224,18 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 		psu_session_login(req, req->path);
 		return (DB_ANSWERED);
 	}
-	(void)snprintf(amount, sizeof(amount), "%s", db_value(&ctx->q, 0, 3));
-	(void)snprintf(currency, sizeof(currency), "%s",
+	(void)snprintf(ctx->amount, sizeof(ctx->amount), "%s",
+	    db_value(&ctx->q, 0, 3));
+	(void)snprintf(ctx->currency, sizeof(ctx->currency), "%s",
 	    db_value(&ctx->q, 0, 4));
-	(void)snprintf(iban, sizeof(iban), "%s", db_value(&ctx->q, 0, 5));
-	(void)snprintf(name, sizeof(name), "%s", db_value(&ctx->q, 0, 6));
-	shown.amount_minor = amount;
-	shown.currency = currency;
-	shown.creditor_iban = iban;
-	shown.creditor_name = name;
+	(void)snprintf(ctx->iban, sizeof(ctx->iban), "%s",
+	    db_value(&ctx->q, 0, 5));
+	(void)snprintf(ctx->name, sizeof(ctx->name), "%s",
+	    db_value(&ctx->q, 0, 6));
+	shown.amount_minor = ctx->amount;
+	shown.currency = ctx->currency;
+	shown.creditor_iban = ctx->iban;
+	shown.creditor_name = ctx->name;
 	/* Bound to this PSU, session, payment and the values shown. */
 	if (authorise_binding(ctx->id, psu_session_cookie(req), &shown,
 	    binding, sizeof(binding)) == -1 || forms_open_step("payconfirm",
@@ -179,27 +245,27 @@ confirm_check(struct http_request *req, struct confirm_ctx *ctx)
 		return (DB_ANSWERED);
 	}
 	in.payment_id = ctx->id;
-	in.amount_minor = amount;
-	in.currency = currency;
-	in.creditor_iban = iban;
-	in.creditor_name = name;
-	if (sca_code_make(&app_form_keys, &in, mac, kid) == -1) {
+	in.amount_minor = ctx->amount;
+	in.currency = ctx->currency;
+	in.creditor_iban = ctx->iban;
+	in.creditor_name = ctx->name;
+	if (sca_code_make(&app_form_keys, &in, ctx->mac, ctx->kid) == -1) {
 		respond_server_error(req, "sca code");
 		return (DB_ANSWERED);
 	}
 	if (confirm_wants_device(req))
-		return (confirm_device(req, ctx, &shown, mac, kid));
+		return (confirm_device(req, ctx, &shown, ctx->mac, ctx->kid));
+	if (confirm_wants_key(req)) {
+		passkey_key_read(&ctx->q, req, ctx->psu_id);
+		ctx->phase = CONFIRM_KEY;
+		return (DB_QUERY);
+	}
 	step = confirm_step(req, ctx);
 	db_query_begin(&ctx->q, req, sql_outcome);
 	db_param(&ctx->q, ctx->id);
 	db_param_int(&ctx->q, ctx->psu_id);
 	otp_param_step(&ctx->q, step);
-	db_param(&ctx->q, amount);
-	db_param(&ctx->q, currency);
-	db_param(&ctx->q, iban);
-	db_param(&ctx->q, name);
-	db_param_bin(&ctx->q, mac, sizeof(mac));
-	db_param(&ctx->q, kid);
+	confirm_param_code(ctx);
 	ctx->phase = CONFIRM_OUTCOME;
 	return (DB_QUERY);
 }
@@ -269,6 +335,8 @@ confirm_step_next(struct http_request *req, void *arg)
 	switch (ctx->phase) {
 	case CONFIRM_INPUT:
 		return (confirm_check(req, ctx));
+	case CONFIRM_KEY:
+		return (confirm_key(req, ctx));
 	case CONFIRM_OUTCOME:
 		confirm_outcome(req, ctx);
 		return (DB_ANSWERED);

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <kore.h>
@@ -30,6 +31,8 @@
 #include "db/db.h"
 #include "pis/authorise.h"
 #include "pis/payments_page.h"
+#include "pis/sca_code.h"
+#include "psu/passkey.h"
 #include "psu/payment_path.h"
 #include "psu/psu_session.h"
 #include "web/forms.h"
@@ -122,6 +125,47 @@ authorise_final(struct http_request *req, json_t *payment, json_t *page)
 	return (0);
 }
 
+/*
+ * The PSU's keys, when the page takes a code and the PSU has keys: what
+ * the page's script hands to navigator.credentials.get, its challenge
+ * derived from the payment's authentication code (bound to amount and
+ * payee) and the page's token. NULL: no keys offered.
+ */
+static json_t *
+authorise_keys(const char *id, const struct authorise_shown *shown,
+    json_t *payment, const char *csrf)
+{
+	struct sca_code_input	 in;
+	const char		*origin;
+	char			 rp_id[PASSKEY_RP_MAX], kid[KEYRING_ID_MAX + 1];
+	char			 text[WEBAUTHN_CHALLENGE_LEN * 2], *ids;
+	char			 nonce[PASSKEY_NONCE_MAX];
+	uint8_t			 mac[SCA_CODE_LEN];
+	uint8_t			 challenge[WEBAUTHN_CHALLENGE_LEN];
+	json_t			*keys, *key_ids;
+
+	key_ids = json_object_get(payment, "key_ids");
+	if (json_array_size(key_ids) == 0 ||
+	    passkey_origin(&origin, rp_id, sizeof(rp_id)) == -1)
+		return (NULL);
+	in.payment_id = id;
+	in.amount_minor = shown->amount_minor;
+	in.currency = shown->currency;
+	in.creditor_iban = shown->creditor_iban;
+	in.creditor_name = shown->creditor_name;
+	if (sca_code_make(&app_form_keys, &in, mac, kid) == -1)
+		return (NULL);
+	if (passkey_nonce(nonce) == -1 || passkey_payment_challenge(mac,
+	    sizeof(mac), csrf, nonce, challenge) == -1 ||
+	    passkey_challenge_b64(challenge, text, sizeof(text)) == -1 ||
+	    (ids = json_dumps(key_ids, JSON_COMPACT)) == NULL)
+		return (NULL);
+	keys = json_pack("{s:s, s:s, s:s, s:s, s:s}", "challenge", text,
+	    "nonce", nonce, "rp_id", rp_id, "origin", origin, "ids", ids);
+	free(ids);
+	return (keys);
+}
+
 static void
 authorise_render(struct http_request *req, struct authorise_ctx *ctx)
 {
@@ -161,8 +205,9 @@ authorise_render(struct http_request *req, struct authorise_ctx *ctx)
 		respond_server_error(req, "authorise csrf");
 		return;
 	}
-	if ((page = json_pack("{s:O, s:s}", "payment", payment, "csrf",
-	    csrf)) == NULL) {
+	if ((page = json_pack("{s:O, s:s, s:o*}", "payment", payment, "csrf",
+	    csrf, "keys", authorise_keys(ctx->id, &shown, payment,
+	    csrf))) == NULL) {
 		json_decref(payment);
 		respond_server_error(req, "authorise page");
 		return;

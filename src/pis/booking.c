@@ -47,20 +47,21 @@ booking_done(PGresult *res, void *arg)
 
 /*
  * 1 when the payment needs no code or its code verifies. A code is kept
- * for redirect SCA (TOTP, or the authenticator chosen on the page); TOTP
- * always has one, decoupled SCA none (its signature was verified).
+ * for redirect SCA (TOTP, a key, or the authenticator chosen on the
+ * page); TOTP and keys always have one, decoupled SCA none (its
+ * signature was verified).
  */
 static int
 booking_code_ok(PGresult *res, const struct sca_code_input *in)
 {
 	uint8_t		 mac[SCA_CODE_LEN];
-	const char	*hex;
-	int		 len, totp;
+	const char	*hex, *method;
+	int		 len, coded;
 
-	totp = !PQgetisnull(res, 0, 0) &&
-	    strcmp(PQgetvalue(res, 0, 0), "totp") == 0;
+	method = PQgetisnull(res, 0, 0) ? "" : PQgetvalue(res, 0, 0);
+	coded = strcmp(method, "totp") == 0 || strcmp(method, "key") == 0;
 	if (PQgetisnull(res, 0, 1) && PQgetisnull(res, 0, 2))
-		return (!totp);
+		return (!coded);
 	if (PQgetisnull(res, 0, 1) || PQgetisnull(res, 0, 2))
 		return (0);
 	hex = PQgetvalue(res, 0, 2);

@@ -30,10 +30,11 @@
 
 int	psu_login(struct http_request *);
 
+/* Column 1: the PSU's key ids for the TOTP page (login_machine.h). */
 static const char sql_factor[] =
-    "SELECT login_factor($1, $2, $3, $4, false)";
+    "SELECT login_factor($1, $2, $3, $4, false), psu_key_ids($1)";
 static const char sql_payment[] =
-    "SELECT psu_payment_login($1, $2, $3, $4, $5, $6, $7)";
+    "SELECT psu_payment_login($1, $2, $3, $4, $5, $6, $7), NULL::json";
 static const char sql_accounts[] =
     "SELECT resource_id, iban, name, currency FROM account "
     "WHERE psu_id = $1 ORDER BY id";
@@ -194,6 +195,8 @@ const struct login_kind psu_login_kind = {
 	.expired = psu_login_expired,
 	.done = psu_login_done,
 	.after = psu_login_after,
+	.key_read = psu_key_read,
+	.key_outcome = psu_key_outcome,
 };
 
 int

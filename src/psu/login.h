@@ -6,6 +6,9 @@
 #ifndef PSD2_LOGIN_H
 #define PSD2_LOGIN_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <jansson.h>
 
 struct http_request;
@@ -37,5 +40,9 @@ void	psu_otp_page(struct http_request *, struct login *, int,
 	    const char *, const char *);
 void	psu_totp_seed(struct http_request *, struct login *);
 void	psu_totp_outcome(struct http_request *, struct login *, long long);
+/* Its key hooks (login_key.c). */
+void	psu_key_read(struct http_request *, struct login *);
+void	psu_key_outcome(struct http_request *, struct login *, long long, int,
+	    uint32_t, const uint8_t [32]);
 
 #endif

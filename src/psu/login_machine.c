@@ -17,6 +17,7 @@
 #include "common/crypto.h"
 #include "metrics/metrics.h"
 #include "psu/login_machine.h"
+#include "psu/passkey.h"
 #include "psu/totp_code.h"
 #include "web/pages.h"
 
@@ -31,6 +32,18 @@ login_free(struct http_request *req)
 	forms_clear(&lg->fs);
 	OPENSSL_cleanse(lg->session, sizeof(lg->session));
 	OPENSSL_cleanse(lg->session_digest, sizeof(lg->session_digest));
+	json_decref(lg->key_ids);
+}
+
+/* The subject's key ids from column col of the result, for the page. */
+static void
+login_keep_keys(struct login *lg, int col)
+{
+	if (lg->kind->key_read == NULL || db_rows(&lg->q) != 1 ||
+	    db_is_null(&lg->q, 0, col))
+		return;
+	json_decref(lg->key_ids);
+	lg->key_ids = json_loads(db_value(&lg->q, 0, col), 0, NULL);
 }
 
 /* The state of a new request with a verified form, or NULL (answered). */
@@ -180,6 +193,25 @@ login_seed_done(struct http_request *req, struct login *lg)
 }
 
 static enum db_next
+login_key_done(struct http_request *req, struct login *lg)
+{
+	uint8_t		 challenge[WEBAUTHN_CHALLENGE_LEN] = { 0 }, hash[32];
+	long long	 key_id;
+	uint32_t	 count = 0;
+	int		 ok;
+
+	ok = passkey_challenge(PASSKEY_LOGIN, forms_arg(req, "step"),
+	    forms_arg(req, "key_nonce"), challenge) == 0 &&
+	    passkey_assertion(req, &lg->q, challenge, &count,
+	    lg->kind->subject);
+	crypto_sha256(challenge, sizeof(challenge), hash);
+	key_id = passkey_key_id(&lg->q);
+	lg->kind->key_outcome(req, lg, key_id, ok, count, hash);
+	lg->state = LOGIN_KEY;
+	return (DB_QUERY);
+}
+
+static enum db_next
 login_step(struct http_request *req, void *arg)
 {
 	struct login	*lg = arg;
@@ -188,13 +220,22 @@ login_step(struct http_request *req, void *arg)
 	case LOGIN_LOOKUP:
 		return (login_lookup_done(req, lg));
 	case LOGIN_FACTOR:
+		login_keep_keys(lg, 1);
 		if (lg->password_session && lg->password_ok)
 			return (login_session_outcome(req, lg,
 			    db_value(&lg->q, 0, 0)));
 		login_factor_outcome(req, lg, db_value(&lg->q, 0, 0));
 		return (DB_ANSWERED);
 	case LOGIN_SEED:
+		login_keep_keys(lg, 3);
 		return (login_seed_done(req, lg));
+	case LOGIN_KEY_READ:
+		login_keep_keys(lg, 3);
+		return (login_key_done(req, lg));
+	case LOGIN_KEY:
+		if (lg->kind->metrics != NULL)
+			metrics_sca(lg->kind->metrics, db_value(&lg->q, 0, 0));
+		return (login_session_outcome(req, lg, db_value(&lg->q, 0, 0)));
 	case LOGIN_TOTP:
 		if (lg->kind->metrics != NULL)
 			metrics_sca(lg->kind->metrics, db_value(&lg->q, 0, 0));
@@ -253,21 +294,48 @@ login_password_start(struct http_request *req, struct login *lg)
 	return (KORE_RESULT_RETRY);
 }
 
+/*
+ * The sealed "password passed" step of the TOTP and key forms, and the
+ * session id it would open; -1 when answered.
+ */
 static int
-login_totp_start(struct http_request *req, struct login *lg)
+login_step_open(struct http_request *req, struct login *lg)
 {
 	if (forms_open_step(lg->kind->step_name, forms_arg(req, "step"),
 	    lg->fs.authreq, &lg->subject_id) == -1) {
 		pages_message(req, 403, "error_title", lg->kind->csrf_error);
-		return (KORE_RESULT_OK);
+		return (-1);
 	}
 	if (forms_flow_secret(&lg->fs, lg->kind->session_name,
 	    lg->subject_id, lg->session, lg->session_digest) == -1) {
 		respond_server_error(req, "login session id");
-		return (KORE_RESULT_OK);
+		return (-1);
 	}
+	return (0);
+}
+
+static int
+login_totp_start(struct http_request *req, struct login *lg)
+{
+	if (login_step_open(req, lg) == -1)
+		return (KORE_RESULT_OK);
 	lg->kind->seed(req, lg);
 	lg->state = LOGIN_SEED;
+	return (KORE_RESULT_RETRY);
+}
+
+/* The key form: the same sealed step as the TOTP form's. */
+static int
+login_key_start(struct http_request *req, struct login *lg)
+{
+	if (lg->kind->key_read == NULL) {
+		pages_message(req, 403, "error_title", lg->kind->csrf_error);
+		return (KORE_RESULT_OK);
+	}
+	if (login_step_open(req, lg) == -1)
+		return (KORE_RESULT_OK);
+	lg->kind->key_read(req, lg);
+	lg->state = LOGIN_KEY_READ;
 	return (KORE_RESULT_RETRY);
 }
 
@@ -286,14 +354,28 @@ login_password(struct http_request *req, const struct login_kind *kind)
 	return (db_drive(req, &lg->q, login_step, lg, "login query"));
 }
 
-int
-login_totp(struct http_request *req, const struct login_kind *kind)
+/* The TOTP and key forms: their start, then the queries. */
+static int
+login_second(struct http_request *req, const struct login_kind *kind,
+    int (*start)(struct http_request *, struct login *), const char *what)
 {
 	struct login	*lg;
 
 	if (!http_state_exists(req) && ((lg = login_begin(req, kind)) ==
-	    NULL || login_totp_start(req, lg) == KORE_RESULT_OK))
+	    NULL || start(req, lg) == KORE_RESULT_OK))
 		return (KORE_RESULT_OK);
 	lg = http_state_get(req);
-	return (db_drive(req, &lg->q, login_step, lg, "otp query"));
+	return (db_drive(req, &lg->q, login_step, lg, what));
+}
+
+int
+login_totp(struct http_request *req, const struct login_kind *kind)
+{
+	return (login_second(req, kind, login_totp_start, "otp query"));
+}
+
+int
+login_key(struct http_request *req, const struct login_kind *kind)
+{
+	return (login_second(req, kind, login_key_start, "key query"));
 }

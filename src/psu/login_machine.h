@@ -36,6 +36,14 @@
  *			whose session ended)
  *	LOGIN_AFTER	the kind's query	the kind's page
  *
+ * A kind with keys (passkeys, security keys: WebAuthn) offers one of them
+ * on the TOTP page instead of the code; the key's form enters here:
+ *
+ *	LOGIN_KEY_READ	the posted key's row	verified in C (client
+ *						data, signature), then
+ *						LOGIN_KEY
+ *	LOGIN_KEY	as LOGIN_TOTP		as LOGIN_TOTP
+ *
  * A session id is derived from the login form's flow and the subject
  * (forms_flow_secret), so a repeated post names the session the first
  * one opened; it is sent as a cookie only by the post that opened it.
@@ -44,6 +52,8 @@
 #define PSD2_LOGIN_MACHINE_H
 
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "api/peer.h"
 #include "db/db.h"
@@ -58,6 +68,8 @@ enum login_state {
 	LOGIN_FACTOR,
 	LOGIN_SEED,
 	LOGIN_TOTP,
+	LOGIN_KEY_READ,
+	LOGIN_KEY,
 	LOGIN_AFTER
 };
 
@@ -83,6 +95,8 @@ struct login {
 	char			 session[37];
 	uint8_t			 session_digest[32];
 	uint8_t			 flow_digest[32];
+	/* The subject's key ids (base64url) for the TOTP page, or NULL. */
+	json_t			*key_ids;
 };
 
 struct login_kind {
@@ -116,10 +130,25 @@ struct login_kind {
 	/* The page after a session opened; LOGIN_QUERIED goes on in after. */
 	enum login_after (*done)(struct http_request *, struct login *);
 	void		(*after)(struct http_request *, struct login *);
+	/*
+	 * Keys (NULL: the kind has none). With keys, the factor query's
+	 * column 1 and the seed query's column 3 hold the subject's key
+	 * ids (a JSON array). key_read starts the read of the posted
+	 * credential id's key: one row of key id, COSE algorithm, public
+	 * key in hex (NULLs: no such live key of the subject) and the key
+	 * ids (passkey_key_read); key_outcome the outcome query (results
+	 * as the TOTP's) for that key id (0: none), the verdict, the
+	 * signature counter and the SHA-256 of the challenge.
+	 */
+	void		(*key_read)(struct http_request *, struct login *);
+	void		(*key_outcome)(struct http_request *, struct login *,
+			    long long, int, uint32_t, const uint8_t [32]);
 };
 
 /* The handlers of the password form and of the TOTP form (Kore results). */
 int	login_password(struct http_request *, const struct login_kind *);
 int	login_totp(struct http_request *, const struct login_kind *);
+/* The handler of the key form (a kind with keys). */
+int	login_key(struct http_request *, const struct login_kind *);
 
 #endif

@@ -39,18 +39,6 @@ static const char *const staff_device_results[] = {
 	"attestation_invalid", NULL
 };
 
-static int
-staff_word_in(const char *word, const char *const *list)
-{
-	size_t	i;
-
-	for (i = 0; word != NULL && list[i] != NULL; i++) {
-		if (strcmp(word, list[i]) == 0)
-			return (1);
-	}
-	return (0);
-}
-
 /* Each device gets its status in the page's language. */
 static void
 staff_label_devices(struct http_request *req, json_t *list)

@@ -39,18 +39,6 @@ static const char *const fraud_types[] = { "issued_by_fraudster",
 static const char *const fraud_actions[] = { "mark", "correct", "withdraw",
 	NULL };
 
-static int
-fraud_word_in(const char *v, const char *const *list)
-{
-	size_t	i;
-
-	for (i = 0; v != NULL && list[i] != NULL; i++) {
-		if (strcmp(v, list[i]) == 0)
-			return (1);
-	}
-	return (0);
-}
-
 /* "2026H2": a year and a half. */
 static int
 fraud_half_ok(const char *v)
@@ -221,11 +209,11 @@ fraud_act_ok(struct http_request *req)
 {
 	const char	*action = staff_page_arg(req, "action");
 
-	if (!fraud_word_in(action, fraud_actions) ||
+	if (!staff_word_in(action, fraud_actions) ||
 	    staff_page_arg(req, "reason") == NULL)
 		return (0);
 	return (strcmp(action, "withdraw") == 0 ||
-	    fraud_word_in(staff_page_arg(req, "type"), fraud_types));
+	    staff_word_in(staff_page_arg(req, "type"), fraud_types));
 }
 
 static int
@@ -311,7 +299,7 @@ fraud_mark_render(struct http_request *req, struct staff_page *p)
 
 	result = db_value(&p->q, 0, 0);
 	ok = strcmp(result, "ok") == 0;
-	if (!ok && !fraud_word_in(result, refusals)) {
+	if (!ok && !staff_word_in(result, refusals)) {
 		respond_server_error(req, "staff fraud result");
 		return;
 	}

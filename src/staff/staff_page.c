@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <openssl/crypto.h>
 
@@ -153,4 +154,16 @@ staff_pager(struct http_request *req, json_t *data, const char *action,
 	}
 	json_object_set_new(pager, "keep", kept);
 	json_object_set_new(data, "pager", pager);
+}
+
+int
+staff_word_in(const char *word, const char *const *list)
+{
+	size_t	i;
+
+	for (i = 0; word != NULL && list[i] != NULL; i++) {
+		if (strcmp(word, list[i]) == 0)
+			return (1);
+	}
+	return (0);
 }

@@ -59,4 +59,7 @@ void	staff_pager(struct http_request *, json_t *, const char *,
 /* "staff:<username>", the actor of audit rows. */
 void	staff_page_actor(const struct staff_page *, char *, size_t);
 
+/* 1 when word (may be NULL) is one of list's (NULL-terminated) words. */
+int	staff_word_in(const char *, const char *const *);
+
 #endif

@@ -24,8 +24,11 @@ static json_t		*pages_dicts[3];
 static struct template_set	pages_set;
 static const char	*pages_css;
 static size_t		 pages_css_len;
+static const char	*pages_js;	/* passkey.js: WebAuthn's calls */
+static size_t		 pages_js_len;
 
 int	page_asset_css(struct http_request *);
+int	page_asset_js(struct http_request *);
 
 static int
 pages_load_embedded(const struct embedded_file *f)
@@ -50,6 +53,11 @@ pages_load_embedded(const struct embedded_file *f)
 	if (strcmp(f->name, "assets/style.css") == 0) {
 		pages_css = (const char *)f->data;
 		pages_css_len = f->len;
+		return (0);
+	}
+	if (strcmp(f->name, "assets/passkey.js") == 0) {
+		pages_js = (const char *)f->data;
+		pages_js_len = f->len;
 		return (0);
 	}
 	for (i = 0; i < 3; i++) {
@@ -98,7 +106,7 @@ pages_init(void)
 			}
 		}
 	}
-	return (pages_css != NULL ? 0 : -1);
+	return (pages_css != NULL && pages_js != NULL ? 0 : -1);
 }
 
 static int
@@ -234,5 +242,13 @@ page_asset_css(struct http_request *req)
 {
 	respond_raw(req, 200, "text/css; charset=utf-8", pages_css,
 	    pages_css_len);
+	return (KORE_RESULT_OK);
+}
+
+int
+page_asset_js(struct http_request *req)
+{
+	respond_raw(req, 200, "text/javascript; charset=utf-8", pages_js,
+	    pages_js_len);
 	return (KORE_RESULT_OK);
 }

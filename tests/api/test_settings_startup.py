@@ -46,6 +46,17 @@ CASES = [
     ("consent_max_days", "60",
      "psd2_consent_default_days (90) is more than psd2_consent_max_days "
      "(60)"),
+    # WebAuthn: browsers refuse an IP address as a relying party id, and
+    # allow http only on localhost.
+    ("webauthn_origin", "http://127.0.0.1:18080",
+     "psd2_webauthn_origin: \"http://127.0.0.1:18080\" is not "
+     "https://domain[:port] or http://localhost[:port]"),
+    ("webauthn_origin", "http://bank.example",
+     "psd2_webauthn_origin: \"http://bank.example\" is not "
+     "https://domain[:port] or http://localhost[:port]"),
+    ("webauthn_origin", "https://bank.example/auth",
+     "psd2_webauthn_origin: \"https://bank.example/auth\" is not "
+     "https://domain[:port] or http://localhost[:port]"),
 ]
 
 
@@ -71,7 +82,9 @@ def start_with(name, value, label):
 @pytest.mark.parametrize("name,value,message", CASES,
                          ids=["%s=%s" % (c[0], c[1]) for c in CASES])
 def test_bad_setting_stops_startup(name, value, message):
-    rc, out = start_with(name, value, "%s-%s" % (name, value))
+    # The label names a file: a value's slashes and colons go.
+    label = "%s-%s" % (name, value.replace("/", "_").replace(":", "_"))
+    rc, out = start_with(name, value, label)
     assert rc == 1, out
     assert message in out, out
     # Refused in the parent, before any worker ran.

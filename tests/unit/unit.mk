@@ -26,7 +26,7 @@ UNIT_CFLAGS	:= -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 \
 		    -I$(UNIT_TOP)/src/common -I$(UNIT_TOP)/src/web \
 		    -MMD -MP
 UNIT_LDFLAGS	:=
-UNIT_LIBS	:= -lcrypto -ljansson -lcmocka
+UNIT_LIBS	:= -lcrypto -ljansson -lfido2 -lcbor -lcmocka
 
 # Any non-empty SANITIZE (normally 1), as in the top-level Makefile.
 ifneq ($(SANITIZE),)
@@ -38,7 +38,8 @@ endif
 
 UNIT_SRCS	:= $(addprefix $(UNIT_TOP)/src/common/, crypto.c encoding.c \
 		    totp.c keyring.c secretbox.c sealed.c money.c httpdate.c \
-		    devcur.c devtext.c textrule.c redirect_uri.c jws.c) \
+		    devcur.c devtext.c textrule.c redirect_uri.c jws.c webauthn.c \
+		    webauthn_origin.c) \
 		    $(addprefix $(UNIT_TOP)/src/web/, template.c i18n_pick.c)
 UNIT_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/obj/%.o,$(UNIT_SRCS))
 UNIT_LIB	:= $(UNIT_OUT)/libunit.a
@@ -123,7 +124,7 @@ $(UNIT_OUT)/fuzzobj/%.o: $(UNIT_TOP)/src/%.c
 $(UNIT_OUT)/fuzz/fuzz_%: $(UNIT_TOP)/tests/fuzz/fuzz_%.c $(UNIT_FUZZ_OBJS)
 	@mkdir -p $(dir $@)
 	$(UNIT_FUZZ_CC) $(UNIT_FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< \
-	    $(UNIT_FUZZ_OBJS) -lcrypto -ljansson
+	    $(UNIT_FUZZ_OBJS) -lcrypto -ljansson -lfido2 -lcbor
 
 # Each harness gets an equal share of FUZZ_SECONDS and prints
 # "fuzz-NAME: N executions, N crashes"; any crash, leak or sanitizer

@@ -33,6 +33,8 @@ BEGIN
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	DELETE FROM dpop_proof WHERE expires_at < now();
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
+	DELETE FROM webauthn_challenge WHERE expires_at < now();
+	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	DELETE FROM rate_counter WHERE window_start < now() - interval '2 minutes';
 	GET DIAGNOSTICS k = ROW_COUNT; n := n + k;
 	-- consents past validUntil expire; those left unauthorised reject

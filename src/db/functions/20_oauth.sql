@@ -480,15 +480,19 @@ BEGIN
 END;
 $$;
 
--- Outcome of one authentication factor for a PSU. p_ok false counts a
--- failure; the fifth consecutive one locks the PSU for p_lock seconds.
+-- Outcome of one authentication factor for a PSU (p_factor: its name in
+-- the audit rows; by default totp with p_reset, else password). p_ok
+-- false counts a failure; the fifth consecutive one locks the PSU for p_lock seconds.
 -- result: ok, failed, locked (a lock is reported only with p_ok true,
 -- so that only someone who knows the factor learns of it).
 CREATE OR REPLACE FUNCTION login_factor(p_psu_id bigint, p_ok boolean,
-    p_max_failures integer, p_lock_seconds integer, p_reset boolean)
+    p_max_failures integer, p_lock_seconds integer, p_reset boolean,
+    p_factor text DEFAULT NULL)
 RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	p psu%ROWTYPE;
+	v_factor text := coalesce(p_factor, CASE WHEN p_reset THEN 'totp'
+	    ELSE 'password' END);
 BEGIN
 	SELECT * INTO p FROM psu WHERE id = p_psu_id FOR UPDATE;
 	IF NOT FOUND THEN
@@ -498,15 +502,13 @@ BEGIN
 		-- An SCA outcome (audit log).
 		INSERT INTO audit_log (actor, action, detail)
 		VALUES ('psu:' || p.username, 'psu.login_failed',
-		    jsonb_build_object('factor', CASE WHEN p_reset THEN 'totp'
-			ELSE 'password' END, 'outcome', 'locked'));
+		    jsonb_build_object('factor', v_factor, 'outcome', 'locked'));
 		RETURN CASE WHEN p_ok THEN 'locked' ELSE 'failed' END;
 	END IF;
 	IF NOT p_ok THEN
 		INSERT INTO audit_log (actor, action, detail)
 		VALUES ('psu:' || p.username, 'psu.login_failed',
-		    jsonb_build_object('factor', CASE WHEN p_reset THEN 'totp'
-			ELSE 'password' END, 'outcome', 'failed'));
+		    jsonb_build_object('factor', v_factor, 'outcome', 'failed'));
 		IF p.failed_logins + 1 >= p_max_failures THEN
 			UPDATE psu SET failed_logins = 0,
 			    locked_until = now() + make_interval(secs => p_lock_seconds)
@@ -571,10 +573,7 @@ BEGIN
 	END IF;
 	IF p_step IS NOT NULL AND EXISTS (SELECT 1 FROM psu
 	    WHERE id = p_psu_id AND totp_last_step = p_step) THEN
-		INSERT INTO audit_log (actor, action, detail)
-		SELECT 'psu:' || username, 'psu.login_failed',
-		    jsonb_build_object('factor', 'totp', 'outcome', 'used')
-		FROM psu WHERE id = p_psu_id;
+		PERFORM login_used_audit(p_psu_id, 'totp');
 		RETURN 'used';
 	END IF;
 	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM psu
@@ -589,6 +588,30 @@ BEGIN
 	SELECT 'psu:' || username, 'psu.login',
 	    jsonb_build_object('factor', 'totp', 'outcome', 'ok')
 	FROM psu WHERE id = p_psu_id;
+	PERFORM login_session_open(p_flow_hash, p_psu_id, p_step,
+	    p_session_hash, p_session_idle, p_flow_ttl);
+	RETURN 'ok';
+END;
+$$;
+
+-- The audit row of a second factor refused as used before (p_factor:
+-- totp, key): no failure counted.
+CREATE OR REPLACE FUNCTION login_used_audit(p_psu_id bigint, p_factor text)
+RETURNS void LANGUAGE sql AS $$
+	INSERT INTO audit_log (actor, action, detail)
+	SELECT 'psu:' || username, 'psu.login_failed',
+	    jsonb_build_object('factor', p_factor, 'outcome', 'used')
+	FROM psu WHERE id = p_psu_id;
+$$;
+
+-- Opens the session of one authorisation request (flow) after its
+-- second factor: the session (p_session_hash, derived from the flow and
+-- the PSU) and the flow's record, with the TOTP step it accepted (NULL:
+-- the login used a key).
+CREATE OR REPLACE FUNCTION login_session_open(p_flow_hash bytea,
+    p_psu_id bigint, p_step bigint, p_session_hash bytea,
+    p_session_idle integer, p_flow_ttl integer)
+RETURNS void LANGUAGE sql AS $$
 	INSERT INTO web_session AS s (id_hash, subject_kind, subject_id,
 	    expires_at)
 	VALUES (p_session_hash, 'psu', p_psu_id,
@@ -601,8 +624,6 @@ BEGIN
 	    now() + make_interval(secs => p_flow_ttl))
 	ON CONFLICT (flow_hash) DO UPDATE SET psu_id = excluded.psu_id,
 	    totp_step = excluded.totp_step;
-	RETURN 'ok';
-END;
 $$;
 
 -- A live PSU session (idle timeout renewed on use), or NULL.

@@ -154,7 +154,8 @@ $$;
 -- first. A payment past its redirect deadline ends here (RJCT timed out)
 -- if the sweep has not ended it yet, so the page says it expired.
 -- can_device / can_totp: the form the page offers (an active
--- authenticator or not); waiting: a device challenge runs (the page
+-- authenticator or not); key_ids: with can_totp, the PSU's passkeys and
+-- security keys, which may replace the code; waiting: a device challenge runs (the page
 -- refreshes itself); ok_uri / nok_uri: where the browser goes at the end.
 CREATE OR REPLACE FUNCTION psu_payment_authorise_page(p_session_hash bytea,
     p_idle integer, p_id uuid, OUT psu_id bigint, OUT payment json)
@@ -197,6 +198,8 @@ BEGIN
 	    'has_device', d.has_device,
 	    'can_device', d.has_device AND o.open AND a.method IS NULL,
 	    'can_totp', NOT d.has_device AND o.open AND a.method IS NULL,
+	    'key_ids', CASE WHEN NOT d.has_device AND o.open
+		AND a.method IS NULL THEN psu_key_ids(p.psu_id) END,
 	    'waiting', o.open AND a.method = 'device',
 	    'ok_uri', p.tpp_redirect_uri,
 	    'nok_uri', p.tpp_nok_redirect_uri)
@@ -248,7 +251,7 @@ BEGIN
 		RETURN 'none';
 	END IF;
 	SELECT * INTO a FROM payment_authorisation WHERE payment_id = p_id;
-	IF (a.method = 'totp' OR a.auth_code_mac IS NOT NULL) AND
+	IF (a.method IN ('totp', 'key') OR a.auth_code_mac IS NOT NULL) AND
 	    (NOT coalesce(p_code_ok, false)
 	    OR p.amount_minor IS DISTINCT FROM p_amount
 	    OR p.currency IS DISTINCT FROM p_currency
@@ -315,7 +318,6 @@ DECLARE
 	p payment%ROWTYPE;
 	a payment_authorisation%ROWTYPE;
 	fresh boolean;
-	r text;
 BEGIN
 	SELECT * INTO p FROM payment WHERE id = p_id AND psu_id = p_psu_id
 	FOR UPDATE;
@@ -326,52 +328,117 @@ BEGIN
 	ok_uri := p.tpp_redirect_uri;
 	nok_uri := p.tpp_nok_redirect_uri;
 	SELECT * INTO a FROM payment_authorisation WHERE payment_id = p_id;
-	IF a.sca_status = 'finalised' AND a.method = 'totp' AND
-	    p.transaction_status IN ('ACTC', 'ACSC') THEN
-		outcome := 'ok';
-		RETURN;
-	END IF;
-	IF p.held THEN
-		outcome := 'held';
-		RETURN;
-	END IF;
-	IF p.transaction_status <> 'RCVD' OR a.approach <> 'redirect' OR
-	    a.sca_status NOT IN ('received', 'started') OR
-	    pis_redirect_expire_one(p_id) THEN
-		outcome := 'rejected';
-		RETURN;
-	END IF;
-	IF a.method IS NOT NULL OR pis_psu_device(p_psu_id) IS NOT NULL THEN
-		outcome := 'device';
-		RETURN;
-	END IF;
-	IF p.amount_minor IS DISTINCT FROM p_amount OR
-	    p.currency IS DISTINCT FROM p_currency OR
-	    p.creditor_iban IS DISTINCT FROM p_iban OR
-	    p.creditor_name IS DISTINCT FROM p_name THEN
-		outcome := 'changed';
+	outcome := psu_payment_code_gate(p, a, p_psu_id, 'totp', p_amount,
+	    p_currency, p_iban, p_name);
+	IF outcome IS NOT NULL THEN
 		RETURN;
 	END IF;
 	PERFORM 1 FROM psu WHERE id = p_psu_id FOR UPDATE;
 	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM psu
 	    WHERE id = p_psu_id AND totp_last_step < p_step);
-	r := login_factor(p_psu_id, fresh, p_max_failures, p_lock_seconds,
-	    true);
-	IF r <> 'ok' THEN
-		outcome := r;
+	outcome := login_factor(p_psu_id, fresh, p_max_failures,
+	    p_lock_seconds, true);
+	IF outcome <> 'ok' THEN
 		RETURN;
 	END IF;
 	UPDATE psu SET totp_last_step = p_step WHERE id = p_psu_id;
-	UPDATE payment_authorisation SET method = 'totp',
+	PERFORM psu_payment_code_done(p, a, p_psu_id, 'totp', p_mac, p_kid);
+END;
+$$;
+
+-- The checks of psu_payment_totp and psu_payment_key before the code
+-- itself, under the payment's lock (the caller's): NULL to go on, or the
+-- outcome (ok: SCA passed before with the same method p_method, a
+-- repeated post).
+CREATE OR REPLACE FUNCTION psu_payment_code_gate(p payment,
+    a payment_authorisation, p_psu_id bigint, p_method text,
+    p_amount bigint, p_currency text, p_iban text, p_name text)
+RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	IF a.sca_status = 'finalised' AND a.method = p_method AND
+	    p.transaction_status IN ('ACTC', 'ACSC') THEN
+		RETURN 'ok';
+	END IF;
+	IF p.held THEN
+		RETURN 'held';
+	END IF;
+	IF p.transaction_status <> 'RCVD' OR a.approach <> 'redirect' OR
+	    a.sca_status NOT IN ('received', 'started') OR
+	    pis_redirect_expire_one(p.id) THEN
+		RETURN 'rejected';
+	END IF;
+	IF a.method IS NOT NULL OR pis_psu_device(p_psu_id) IS NOT NULL THEN
+		RETURN 'device';
+	END IF;
+	IF p.amount_minor IS DISTINCT FROM p_amount OR
+	    p.currency IS DISTINCT FROM p_currency OR
+	    p.creditor_iban IS DISTINCT FROM p_iban OR
+	    p.creditor_name IS DISTINCT FROM p_name THEN
+		RETURN 'changed';
+	END IF;
+	RETURN NULL;
+END;
+$$;
+
+-- A redirect payment's code accepted (method totp or key): the code
+-- bound to amount and payee kept, ACTC, the SCA outcome in the audit log
+-- as the decider writes it for a device confirmation (60_pis.sql).
+CREATE OR REPLACE FUNCTION psu_payment_code_done(p payment,
+    a payment_authorisation, p_psu_id bigint, p_method text, p_mac bytea,
+    p_kid text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE payment_authorisation SET method = p_method,
 	    sca_status = 'finalised', auth_code_mac = p_mac,
 	    auth_code_kid = p_kid, status_at = now()
 	WHERE id = a.id;
 	UPDATE payment SET transaction_status = 'ACTC', status_at = now()
-	WHERE id = p_id;
-	-- The SCA outcome in the audit log, as the decider writes it for a
-	-- device confirmation (60_pis.sql), from the rows held here.
-	PERFORM pis_audit_confirmed(p_id, p.product, 'totp', NULL, p_psu_id);
-	outcome := 'ok';
+	WHERE id = p.id;
+	PERFORM pis_audit_confirmed(p.id, p.product, p_method, NULL,
+	    p_psu_id);
+END;
+$$;
+
+-- The PSU's passkey or security key for a redirect payment, as
+-- psu_payment_totp with a key instead of a code (psu_key_use has the
+-- key's parameters: the challenge it signed was derived from the
+-- payment's authentication code p_mac, so from amount and payee). A
+-- spent challenge is refused as failed. Outcomes as psu_payment_totp's.
+CREATE OR REPLACE FUNCTION psu_payment_key(p_id uuid, p_psu_id bigint,
+    p_key_id bigint, p_ok boolean, p_count bigint, p_challenge_hash bytea,
+    p_challenge_ttl integer, p_max_failures integer,
+    p_lock_seconds integer, p_amount bigint, p_currency text,
+    p_iban text, p_name text, p_mac bytea, p_kid text, OUT outcome text,
+    OUT ok_uri text, OUT nok_uri text)
+LANGUAGE plpgsql AS $$
+DECLARE
+	p payment%ROWTYPE;
+	a payment_authorisation%ROWTYPE;
+BEGIN
+	SELECT * INTO p FROM payment WHERE id = p_id AND psu_id = p_psu_id
+	FOR UPDATE;
+	IF NOT FOUND THEN
+		outcome := 'rejected';
+		RETURN;
+	END IF;
+	ok_uri := p.tpp_redirect_uri;
+	nok_uri := p.tpp_nok_redirect_uri;
+	SELECT * INTO a FROM payment_authorisation WHERE payment_id = p_id;
+	outcome := psu_payment_code_gate(p, a, p_psu_id, 'key', p_amount,
+	    p_currency, p_iban, p_name);
+	IF outcome IS NOT NULL THEN
+		RETURN;
+	END IF;
+	PERFORM 1 FROM psu WHERE id = p_psu_id FOR UPDATE;
+	outcome := psu_key_use(p_psu_id, p_key_id, p_ok, p_count,
+	    p_challenge_hash, p_challenge_ttl, p_max_failures, p_lock_seconds);
+	IF outcome = 'used' THEN
+		outcome := 'failed';
+	END IF;
+	IF outcome <> 'ok' THEN
+		RETURN;
+	END IF;
+	PERFORM psu_payment_code_done(p, a, p_psu_id, 'key', p_mac, p_kid);
 END;
 $$;
 

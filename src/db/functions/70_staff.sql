@@ -284,6 +284,7 @@ RETURNS jsonb LANGUAGE sql STABLE AS $$
 	    'locked', coalesce(p.locked_until > now(), false),
 	    'devices', (SELECT coalesce(jsonb_agg(staff_device_json(d)
 		ORDER BY d.serial), '[]') FROM device d WHERE d.psu_id = p.id),
+	    'keys', staff_psu_keys_json(p.id),
 	    'assignments', (SELECT coalesce(jsonb_agg(jsonb_build_object(
 		'serial', a.device_serial, 'status', a.status,
 		'requested_by', a.requested_by, 'decided_by', a.decided_by,

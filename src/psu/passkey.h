@@ -1,0 +1,77 @@
+/*
+ * What the PSU's key pages and the login's key step share: the
+ * configured origin and relying party id, and the challenge a sealed
+ * form token stands for.
+ *
+ * A challenge is never stored before use: it is the SHA-256 of its
+ * purpose, of the sealed token the page carries (the login's step, the
+ * keys page's or the payment page's CSRF token; each bound to the PSU
+ * and valid FORMS_STEP_TTL seconds) and of a random nonce of the page,
+ * so it is unpredictable, new on every page, bound to that PSU and form,
+ * and short-lived. Its use is single: the SQL function that accepts it
+ * records its hash (webauthn_challenge) in the same transaction.
+ */
+#ifndef PSD2_PASSKEY_H
+#define PSD2_PASSKEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/webauthn.h"
+
+struct db_query;
+struct http_request;
+
+#define PASSKEY_LOGIN		"psd2gate passkey login"
+#define PASSKEY_REGISTER	"psd2gate passkey register"
+#define PASSKEY_PAYMENT		"psd2gate passkey payment"
+#define PASSKEY_RP_MAX		256
+/* Live keys a PSU may hold. */
+#define PASSKEY_MAX		10
+
+/* psd2_webauthn_origin and its rp id: 0, or -1 when keys are off. */
+int	passkey_origin(const char **, char *, size_t);
+/*
+ * A fresh nonce for a page's challenge (base64url, the form's field
+ * "key_nonce"): the sealed tokens are the same for a second within one
+ * session, the nonce makes every page's challenge a new one.
+ */
+#define PASSKEY_NONCE_BYTES	16
+#define PASSKEY_NONCE_MAX	32
+int	passkey_nonce(char [PASSKEY_NONCE_MAX]);
+/* The challenge of purpose, token and nonce: 0, or -1 (a bad nonce). */
+int	passkey_challenge(const char *, const char *, const char *,
+	    uint8_t [WEBAUTHN_CHALLENGE_LEN]);
+/*
+ * The challenge of a payment's page: also over the payment's
+ * authentication code (sca_code.h, bound to amount and payee), so the
+ * key signs for exactly that payment (RTS Art. 5). 0 or -1.
+ */
+int	passkey_payment_challenge(const uint8_t *, size_t, const char *,
+	    const char *, uint8_t [WEBAUTHN_CHALLENGE_LEN]);
+/* A challenge as a page hands it to the browser (base64url). */
+int	passkey_challenge_b64(const uint8_t [WEBAUTHN_CHALLENGE_LEN], char *,
+	    size_t);
+/* passkey_challenge, then as a page hands it to the browser. */
+int	passkey_challenge_text(const char *, const char *, const char *,
+	    char *, size_t);
+/* A base64url form field decoded: its length, or -1. */
+int	passkey_field(struct http_request *, const char *, uint8_t *,
+	    size_t);
+/*
+ * Starts the read of the posted credential_id's key among the live keys
+ * of a PSU: one row of key id, COSE algorithm, public key in hex (NULLs:
+ * no such key) and the PSU's key ids (psu_key_ids).
+ */
+void	passkey_key_read(struct db_query *, struct http_request *, long long);
+/* The key id of that row, or 0. */
+long long	passkey_key_id(struct db_query *);
+/*
+ * The posted assertion (client_data, authenticator_data, signature) by
+ * that row's key for challenge: 1, with the key's counter in *count, or
+ * 0 (no key, or refused: the reason is logged for who).
+ */
+int	passkey_assertion(struct http_request *, struct db_query *,
+	    const uint8_t [WEBAUTHN_CHALLENGE_LEN], uint32_t *, const char *);
+
+#endif

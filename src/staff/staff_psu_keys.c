@@ -1,0 +1,87 @@
+/*
+ * POST /staff/psu/key: a PSU's lost passkey or security key removed by
+ * staff with four eyes, from the PSU's page (/staff/psu): one member
+ * proposes the removal with a reason, another confirms it (the proposer
+ * is refused), anyone withdraws a proposal. Every role may; each step is
+ * an audit row (staff_psu_key_action, 22_psu_keys.sql). The PSU removes
+ * their own keys on /auth/keys without staff.
+ */
+#include <sys/types.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <kore.h>
+#include <http.h>
+
+#include "api/respond.h"
+#include "db/db.h"
+#include "staff/staff.h"
+#include "staff/staff_page.h"
+#include "web/pages.h"
+
+int	staff_psu_key_act(struct http_request *);
+
+static const char *const key_actions[] = {
+	"propose", "withdraw", "confirm", NULL
+};
+
+static const char *const key_results[] = {
+	"ok", "no_key", "no_reason", "bad_status", "same_person", NULL
+};
+
+static int
+key_query(struct http_request *req, struct staff_page *p)
+{
+	const char	*id;
+	char		 actor[STAFF_USERNAME_MAX + 8];
+	size_t		 i;
+
+	id = staff_page_arg(req, "key_id");
+	for (i = 0; id != NULL && id[i] >= '0' && id[i] <= '9'; i++)
+		;
+	if (!staff_word_in(staff_page_arg(req, "action"), key_actions) ||
+	    id == NULL || i == 0 || i > 18 || id[i] != '\0') {
+		staff_message(req, 400, "error_title", "staff_bad_request",
+		    &p->who);
+		return (-1);
+	}
+	staff_page_actor(p, actor, sizeof(actor));
+	db_query_begin(&p->q, req,
+	    "SELECT staff_psu_key_action($1, $2, $3, $4)");
+	db_param(&p->q, actor);
+	db_param(&p->q, staff_page_arg(req, "action"));
+	db_param(&p->q, id);
+	db_param(&p->q, staff_page_arg(req, "reason"));
+	return (0);
+}
+
+static void
+key_render(struct http_request *req, struct staff_page *p)
+{
+	const char	*result;
+	char		 key[64];
+
+	result = db_value(&p->q, 0, 0);
+	if (!staff_word_in(result, key_results)) {
+		respond_server_error(req, "staff key result");
+		return;
+	}
+	if (strcmp(result, "ok") == 0)
+		snprintf(key, sizeof(key), "staff_done_key_%s",
+		    staff_page_arg(req, "action"));
+	else
+		snprintf(key, sizeof(key), "staff_key_result_%s", result);
+	staff_message(req, strcmp(result, "ok") == 0 ? 200 : 409,
+	    "staff_psu_keys", key, &p->who);
+}
+
+static const struct staff_page_spec key_spec = {
+	0, 1, key_query, key_render
+};
+
+int
+staff_psu_key_act(struct http_request *req)
+{
+	return (staff_page_run(req, &key_spec));
+}
