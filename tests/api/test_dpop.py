@@ -13,21 +13,19 @@ from authlib.jose import JsonWebKey
 import psd2lib
 from psd2lib import (ACCOUNT_LIST, MAIN_URL, db_connect, run_code_flow,
                      token_request)
-from tpp_keys import DPoPKey, b64url_sha256, new_key
+from tpp_keys import DPoPKey, b64url_sha256, dpop_token_request, new_key
 
 TOKEN_URL = MAIN_URL + "/auth/oauth/token"
 
 
 def token_with(key, data, client, proof=None):
-    """A token request with a DPoP proof, once more with the nonce the
-    bank asks for (RFC 9449 8)."""
-    for _ in range(2):
-        r = token_request(data, client, headers={
-            "DPoP": proof or key.proof("POST", TOKEN_URL)})
-        key.learn(r)
-        if r.status_code != 400 or r.json().get("error") != \
-                "use_dpop_nonce" or proof is not None:
-            return r
+    """A token request with a DPoP proof (a fresh one of key, with the
+    nonce the bank asks for, or the given proof, sent once)."""
+    if proof is None:
+        return dpop_token_request(key, data, client, token_request,
+                                  TOKEN_URL)
+    r = token_request(data, client, headers={"DPoP": proof})
+    key.learn(r)
     return r
 
 

@@ -25,7 +25,9 @@
 # rotation, and without as the reference), its reference (node
 # oidc-provider in memory, tests/bench/oidc-provider),
 # pgbench's refresh statement, then the signed account list and the
-# reference's userinfo; BENCH_ONLY=fixed: only the set-up and the
+# reference's userinfo, and what FAPI 2.0 costs (tests/bench/fapi.sh:
+# private_key_jwt with DPoP beside Basic at the token endpoint, the
+# account list with DPoP beside bearer); BENCH_ONLY=fixed: only the set-up and the
 # fixed-rate section (the quarter- and half-capacity rows, the
 # verification cost); BENCH_POOL the signed requests per pool.
 # The full bench runs the reference's rows too, each right after
@@ -162,7 +164,7 @@ SELECT tok FROM t;
 SQL
 }
 bench_refresh() {
-	bench_refresh_tokens "$OUT/tokens-refresh" sandbox-tpp $(( SECS * 5000 ))
+	bench_refresh_tokens "$OUT/tokens-refresh" sandbox-tpp $(( SECS * 8000 ))
 	TOKENS=$OUT/tokens-refresh BASIC=$(printf 'sandbox-tpp:sandbox-secret' | base64) \
 	    bench_wrk "token: refresh grant" 32 -s tests/bench/refresh.lua "$gate_base"
 	bench_pss gate
@@ -238,15 +240,19 @@ SQL
 	fi
 }
 
+. tests/bench/fapi.sh
+
 if [ "$ONLY" = oauth ]; then
 	bench_refresh
 	bench_refresh_kept
 	bench_oidc_refresh
 	bench_refresh_compare
+	bench_fapi_token
 	bench_pgbench_refresh
 	bench_access_tokens "$OUT/tokens-ais"
 	bench_surface_run "AIS list (signed)" list
 	bench_oidc_userinfo
+	bench_dpop_ais
 	bench_end
 	exit 0
 fi
@@ -287,9 +293,12 @@ bench_refresh
 bench_refresh_kept
 bench_oidc_refresh
 bench_refresh_compare
+# --- FAPI 2.0: private_key_jwt and DPoP (tests/bench/fapi.sh) -------------
+bench_fapi_token
 
 # --- account information, signed, both surfaces (bench_ais above) --------
 bench_ais
+bench_dpop_ais
 
 # --- KPI recording: with (gate) vs without (nokpi) -----------------------
 bench_kpi

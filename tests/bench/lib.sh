@@ -184,23 +184,32 @@ ON CONFLICT (serial) DO NOTHING;
 SQL
 }
 
-# bench_access_tokens FILE: a fresh access token for each bench consent,
-# "token<TAB>account resource id<TAB>consent id" per line (stored as
-# SHA-256, as the service does).
+# bench_access_tokens FILE [JKT]: a fresh access token for each bench
+# consent, "token<TAB>account resource id<TAB>consent id" per line
+# (stored as SHA-256, as the service does); with JKT bound to that DPoP
+# key (token.cnf "jkt:JKT") and the others kept, else replacing the bench
+# consents' live access tokens.
 bench_access_tokens() {
-	$PSQL > "$1" <<SQL
-DELETE FROM token t USING consent c WHERE t.consent_id = c.id
+	if [ -n "${2:-}" ]; then
+		cnf="'jkt:$2'"
+		purge=
+	else
+		cnf=NULL
+		purge="DELETE FROM token t USING consent c WHERE t.consent_id = c.id
     AND t.kind = 'access' AND t.expires_at > now()
-    AND c.psu_id IN (SELECT id FROM psu WHERE username LIKE 'bench-psu-%');
+    AND c.psu_id IN (SELECT id FROM psu WHERE username LIKE 'bench-psu-%');"
+	fi
+	$PSQL > "$1" <<SQL
+$purge
 CREATE TEMP TABLE t AS
 SELECT gen_random_uuid()::text AS tok, ca.consent_id, a.resource_id
 FROM consent_account ca JOIN account a ON a.id = ca.account_id
 WHERE a.resource_id LIKE 'bench-acc-%';
 INSERT INTO token (token_hash, kind, family, client_id, consent_id, scopes,
-    expires_at)
+    expires_at, cnf)
 SELECT sha256(convert_to(tok, 'UTF8')), 'access', gen_random_uuid(),
     'sandbox-tpp', consent_id, '{ACCOUNT_INFORMATION}',
-    now() + interval '1 hour' FROM t;
+    now() + interval '1 hour', $cnf FROM t;
 SELECT tok || E'\t' || resource_id || E'\t' || consent_id FROM t;
 SQL
 }

@@ -15,6 +15,13 @@ must end within the service's clock skew of it: tests/bench/lib.sh
 checks). PSU-IP-Address marks the PSU present, as a TPP does when the
 PSU is at the screen, so the unattended-access limit does not apply.
 
+With BENCH_DPOP_KEY (a PEM of tests/bench/dpop.py), the tokens are
+DPoP-bound (RFC 9449): each request has the DPoP scheme and its own
+proof (jti, htm, htu on BENCH_DPOP_BASE, ath, the server's nonce
+BENCH_DPOP_NONCE, iat BENCH_DPOP_IAT: one moment for the whole pool,
+which must be used within the service's 60 s), signed along with the
+request.
+
 usage: presign.py signed|unsigned KIND TOKENS COUNT OUT
 """
 
@@ -23,6 +30,7 @@ import datetime
 import email.utils
 import hashlib
 import multiprocessing
+import os
 import sys
 import uuid
 
@@ -58,27 +66,47 @@ CERT_B64 = base64.b64encode(CERT.public_bytes(
     serialization.Encoding.DER)).decode()
 KEY_ID = "SN=%x,CA=%s" % (CERT.serial_number,
                           CERT.issuer.rfc4514_string())
+DPOP_KEY = None
+if os.environ.get("BENCH_DPOP_KEY"):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import dpop
+    DPOP_KEY = dpop.load(os.environ["BENCH_DPOP_KEY"])
+    DPOP_JWK = dpop.public_jwk(DPOP_KEY)
+    DPOP_NONCE = os.environ["BENCH_DPOP_NONCE"]
+    DPOP_BASE = os.environ["BENCH_DPOP_BASE"]
+    DPOP_IAT = int(os.environ["BENCH_DPOP_IAT"])
 
 
 def line(i):
     token, account, consent = TOKENS[i % len(TOKENS)][:3]
     path = PATHS[kind](account)
     rid = str(uuid.uuid4())
-    fields = [path, "Authorization: Bearer " + token, "X-Request-ID: " + rid,
+    scheme = "DPoP " if DPOP_KEY else "Bearer "
+    fields = [path, "Authorization: " + scheme + token,
+              "X-Request-ID: " + rid,
               "PSU-IP-Address: 192.0.2.%d" % (1 + i % 250)]
     if XS2A:
         fields.append("Consent-ID: " + consent)
+    signed = "digest x-request-id date"
+    extra = ""
+    if DPOP_KEY:
+        proof = dpop.proof(DPOP_KEY, DPOP_JWK, "GET", DPOP_BASE + path,
+                           DPOP_IAT, DPOP_NONCE, token)
+        fields.append("DPoP: " + proof)
+        signed += " dpop"
+        extra = "\ndpop: " + proof
     if mode == "signed":
         date = email.utils.formatdate(usegmt=True)
-        s = "digest: %s\nx-request-id: %s\ndate: %s" % (DIGEST, rid, date)
+        s = "digest: %s\nx-request-id: %s\ndate: %s%s" % (DIGEST, rid,
+                                                          date, extra)
         sig = base64.b64encode(KEY.sign(s.encode(), padding.PKCS1v15(),
                                         hashes.SHA256())).decode()
         fields += ["Digest: " + DIGEST, "Date: " + date,
                    ("TPP-Signature-Certificate: " if XS2A else
                     "TPP-Signing-Certificate: ") + CERT_B64,
                    'Signature: keyId="%s",algorithm="rsa-sha256",'
-                   'headers="digest x-request-id date",signature="%s"'
-                   % (KEY_ID, sig)]
+                   'headers="%s",signature="%s"'
+                   % (KEY_ID, signed, sig)]
     return "\t".join(fields)
 
 

@@ -79,3 +79,17 @@ class DPoPKey:
         """Keeps the nonce of an answer's DPoP-Nonce header."""
         if r.headers.get("DPoP-Nonce"):
             self.nonce = r.headers["DPoP-Nonce"]
+
+
+def dpop_token_request(key, data, client, token_request, url):
+    """A token request (token_request(data, client, headers=...)) with a
+    DPoP proof of key for the token endpoint url, once more with the
+    nonce the bank asks for (RFC 9449 8); the last answer."""
+    for _ in range(2):
+        r = token_request(data, client, headers={
+            "DPoP": key.proof("POST", url)})
+        key.learn(r)
+        if r.status_code != 400 or r.json().get("error") != \
+                "use_dpop_nonce":
+            return r
+    return r

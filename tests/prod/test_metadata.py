@@ -105,11 +105,14 @@ def test_authlib_client_from_the_document_alone(server, signer):
 
 
 def check(conf_text, tmp_path):
+    """psd2ctl check-settings of conf/test.conf with conf_text's settings
+    in place of its own."""
     conf = tmp_path / "x.conf"
     base = open(os.path.join(psd2lib.TOP, "conf", "test.conf")).read()
-    if "psd2_environment" in conf_text:
-        base = "\n".join(ln for ln in base.splitlines()
-                         if not ln.startswith("psd2_environment")) + "\n"
+    given = {ln.split()[0] for ln in conf_text.splitlines() if ln.strip()}
+    base = "\n".join(ln for ln in base.splitlines()
+                     if not ln.split()[:1] or ln.split()[0] not in given) + \
+        "\n"
     conf.write_text(base.replace("include common.conf", "include %s" %
                                  os.path.join(psd2lib.TOP, "conf",
                                               "common.conf")) + conf_text)
@@ -136,5 +139,16 @@ def test_issuer_is_required_in_production(tmp_path):
     assert "psd2_issuer is required in production" in p.stderr
     p = check("psd2_environment production\n"
               "psd2_issuer https://psd2.bank.example:8443\n"
-              "psd2_mtls_base https://api.psd2.bank.example\n", tmp_path)
+              "psd2_mtls_base https://api.psd2.bank.example\n"
+              "psd2_webauthn_origin https://psd2.bank.example:8443\n",
+              tmp_path)
     assert p.returncode == 0, p.stderr
+
+
+def test_webauthn_origin_is_https_in_production(tmp_path):
+    """Passkeys on http://localhost are for trying the sandbox."""
+    p = check("psd2_environment production\n"
+              "psd2_issuer https://psd2.bank.example\n"
+              "psd2_webauthn_origin http://localhost:8080\n", tmp_path)
+    assert p.returncode == 1
+    assert "psd2_webauthn_origin must be https in production" in p.stderr
