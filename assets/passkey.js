@@ -71,7 +71,10 @@
 		});
 	}
 
-	/* WebAuthn 5.4: a new key; the server asks for no attestation. */
+	/*
+	 * WebAuthn 5.4: a new key. A PSU's key needs no attestation; a
+	 * staff key's ("direct") names its maker, which the server checks.
+	 */
 	function create(form) {
 		var o = JSON.parse(form.getAttribute('data-offer'));
 
@@ -88,7 +91,7 @@
 			excludeCredentials: descriptors(o.exclude),
 			authenticatorSelection: { residentKey: 'preferred',
 			    userVerification: 'preferred' },
-			attestation: 'none',
+			attestation: o.attestation || 'none',
 			timeout: 120000
 		} }).then(function (cred) {
 			field(form, 'client_data',

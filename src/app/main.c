@@ -28,6 +28,7 @@
 #include "psu/login.h"
 #include "psu/password_task.h"
 #include "pis/pis.h"
+#include "staff/staff.h"
 #include "staff/staff_enrol.h"
 
 /*
@@ -123,6 +124,8 @@ kore_parent_configure(int argc, char **argv)
 	if (staff_enrol_init() == -1)
 		fatal("psd2_device_manufacturer_ca: no readable P-256 public "
 		    "keys");
+	if (staff_keys_init(err, sizeof(err)) == -1)
+		fatal("%s", err);
 	app_preload_unwinder();
 }
 

@@ -414,3 +414,15 @@ form_count(const char *in, size_t inlen, const char *name)
 	}
 	return (n);
 }
+
+int
+row_id_text(const char *s)
+{
+	size_t	i;
+
+	if (s == NULL)
+		return (0);
+	for (i = 0; s[i] >= '0' && s[i] <= '9'; i++)
+		;
+	return (i > 0 && i <= 18 && s[i] == '\0');
+}

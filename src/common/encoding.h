@@ -81,4 +81,10 @@ int	form_encode(const char *in, size_t inlen, char *out, size_t outlen);
  */
 int	form_count(const char *in, size_t inlen, const char *name);
 
+/*
+ * A row id as a form sends it: 1 to 18 decimal digits, so always within
+ * a bigint. 1, or 0 (NULL too).
+ */
+int	row_id_text(const char *s);
+
 #endif

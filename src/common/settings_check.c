@@ -113,6 +113,12 @@ static const struct setting_rule	rules[] = {
 	 * pages where they are offered; its host is the relying party id.
 	 * Not set: no keys. */
 	{ "webauthn_origin", SET_ORIGIN, 0, 0, NULL },
+	/* Staff security keys: the staff pages' origin, the attestation
+	 * roots (PEM) and the AAGUIDs (models) accepted. All three, or
+	 * none: no staff keys. */
+	{ "staff_webauthn_origin", SET_ORIGIN, 0, 0, NULL },
+	{ "staff_key_roots", SET_PATH, 0, 0, NULL },
+	{ "staff_key_aaguids", SET_TEXT, 0, 0, NULL },
 };
 
 static const char *const	role_names[] = {
@@ -314,6 +320,22 @@ settings_relations(char *err, size_t errlen)
 	    8) != 0) {
 		snprintf(err, errlen, "psd2_webauthn_origin must be https in "
 		    "production");
+		return (-1);
+	}
+	if (settings_production() &&
+	    strncmp(settings_get("staff_webauthn_origin", "https://"),
+	    "https://", 8) != 0) {
+		snprintf(err, errlen, "psd2_staff_webauthn_origin must be "
+		    "https in production");
+		return (-1);
+	}
+	if ((settings_get("staff_webauthn_origin", NULL) == NULL) !=
+	    (settings_get("staff_key_roots", NULL) == NULL) ||
+	    (settings_get("staff_key_roots", NULL) == NULL) !=
+	    (settings_get("staff_key_aaguids", NULL) == NULL)) {
+		snprintf(err, errlen, "psd2_staff_webauthn_origin, "
+		    "psd2_staff_key_roots and psd2_staff_key_aaguids go "
+		    "together: all three, or none (no staff keys)");
 		return (-1);
 	}
 	/* The instance column of kpi_minute and kpi_incident. */

@@ -242,10 +242,35 @@ webauthn_cred_read(const uint8_t *ad, size_t len, int *alg)
 	return (NULL);
 }
 
+/* x5c's certificates into out: NULL, or what is wrong with them. */
+static const char *
+webauthn_x5c_keep(const cbor_item_t *x5c, struct webauthn_credential *out)
+{
+	const uint8_t	*der;
+	size_t		 i, n, len, off;
+
+	n = cbor_array_size(x5c);
+	if (n < 1 || n > WEBAUTHN_X5C_MAX)
+		return ("packed attestation: x5c count");
+	off = 0;
+	for (i = 0; i < n; i++) {
+		if (webauthn_cbor_bytes(cbor_array_handle(x5c)[i], &der,
+		    &len) == -1 || len == 0 ||
+		    len > sizeof(out->x5c) - off)
+			return ("packed attestation: x5c");
+		memcpy(out->x5c + off, der, len);
+		out->x5c_len[i] = len;
+		off += len;
+	}
+	out->x5c_count = n;
+	return (NULL);
+}
+
 /* "packed" (WebAuthn 8.2): self attestation, or by a certificate. */
 static const char *
 webauthn_packed(fido_cred_t *c, int alg, const cbor_item_t *stmt,
-    const uint8_t cd_hash[32], const char *rp_id)
+    const uint8_t cd_hash[32], const char *rp_id,
+    struct webauthn_credential *out)
 {
 	const cbor_item_t	*a, *x5c;
 	const uint8_t		*sig, *der;
@@ -263,27 +288,32 @@ webauthn_packed(fido_cred_t *c, int alg, const cbor_item_t *stmt,
 	    fido_cred_set_rp(c, rp_id, NULL) != FIDO_OK ||
 	    fido_cred_set_sig(c, sig, sig_len) != FIDO_OK)
 		return ("packed attestation: fields");
-	if ((x5c = webauthn_cbor_get(stmt, "x5c")) == NULL)
+	if ((x5c = webauthn_cbor_get(stmt, "x5c")) == NULL) {
+		out->attested = WEBAUTHN_ATT_SELF;
 		return (fido_cred_verify_self(c) == FIDO_OK ? NULL :
 		    "packed self attestation: signature");
+	}
 	if (!cbor_isa_array(x5c) || cbor_array_size(x5c) < 1 ||
 	    webauthn_cbor_bytes(cbor_array_handle(x5c)[0], &der,
 	    &der_len) == -1 || fido_cred_set_x509(c, der, der_len) != FIDO_OK)
 		return ("packed attestation: x5c");
-	return (fido_cred_verify(c) == FIDO_OK ? NULL :
-	    "packed attestation: signature");
+	if (fido_cred_verify(c) != FIDO_OK)
+		return ("packed attestation: signature");
+	out->attested = WEBAUTHN_ATT_X5C;
+	return (webauthn_x5c_keep(x5c, out));
 }
 
 static const char *
 webauthn_statement(fido_cred_t *c, int alg, const cbor_item_t *fmt,
-    const cbor_item_t *stmt, const uint8_t cd_hash[32], const char *rp_id)
+    const cbor_item_t *stmt, const uint8_t cd_hash[32], const char *rp_id,
+    struct webauthn_credential *out)
 {
 	if (stmt == NULL || !cbor_isa_map(stmt))
 		return ("attStmt");
 	if (webauthn_cbor_key(fmt, "none"))
 		return (cbor_map_size(stmt) == 0 ? NULL : "none: attStmt");
 	if (webauthn_cbor_key(fmt, "packed"))
-		return (webauthn_packed(c, alg, stmt, cd_hash, rp_id));
+		return (webauthn_packed(c, alg, stmt, cd_hash, rp_id, out));
 	return ("attestation format");
 }
 
@@ -334,8 +364,8 @@ webauthn_attestation(const uint8_t *att, size_t len,
 	else if ((c = webauthn_cred_read(ad, ad_len, &alg)) == NULL)
 		why = "credential data or algorithm";
 	else if ((why = webauthn_statement(c, alg, webauthn_cbor_get(obj,
-	    "fmt"), webauthn_cbor_get(obj, "attStmt"), cd_hash, rp_id)) ==
-	    NULL)
+	    "fmt"), webauthn_cbor_get(obj, "attStmt"), cd_hash, rp_id,
+	    out)) == NULL)
 		why = webauthn_cred_copy(c, alg, out);
 	fido_cred_free(&c);
 	if (obj != NULL)

@@ -23,6 +23,15 @@
 #define WEBAUTHN_ID_MAX		1023	/* WebAuthn 5.1: credential ids */
 #define WEBAUTHN_PK_MAX		1024
 #define WEBAUTHN_CHALLENGE_LEN	32
+/* An attestation's certificates kept for a trust check (webauthn_trust.h). */
+#define WEBAUTHN_X5C_MAX	4
+#define WEBAUTHN_X5C_BYTES	8192
+
+enum webauthn_attested {
+	WEBAUTHN_ATT_NONE,	/* fmt "none" */
+	WEBAUTHN_ATT_SELF,	/* "packed" signed by the new key itself */
+	WEBAUTHN_ATT_X5C	/* "packed" signed by x5c[0]'s key */
+};
 
 struct webauthn_credential {
 	int		alg;
@@ -32,6 +41,11 @@ struct webauthn_credential {
 	size_t		pk_len;
 	uint8_t		aaguid[16];
 	uint32_t	sign_count;
+	enum webauthn_attested	attested;
+	/* WEBAUTHN_ATT_X5C: the certificates (DER), leaf first, back to back. */
+	size_t		x5c_count;
+	size_t		x5c_len[WEBAUTHN_X5C_MAX];
+	uint8_t		x5c[WEBAUTHN_X5C_BYTES];
 };
 
 /*
@@ -54,7 +68,8 @@ const char	*webauthn_client_data(const uint8_t *, size_t, const char *,
  * A new key's attestation object: authData for rp_id with the flags UP,
  * UV and AT, a key of an accepted algorithm, and an attestation "none" or
  * "packed" (self or with a certificate: the signature is verified, the
- * certificate's chain is not, so it proves nothing about the maker).
+ * certificate's chain is not, so it proves nothing about the maker; the
+ * certificates are kept in the credential for webauthn_trust_check).
  */
 const char	*webauthn_attestation(const uint8_t *, size_t,
 		    const uint8_t [32], const char *,

@@ -11,7 +11,6 @@
  */
 #include <sys/types.h>
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +33,6 @@ int	psu_keys_add(struct http_request *);
 int	psu_keys_remove(struct http_request *);
 
 #define KEYS_PATH	"/auth/keys"
-#define KEYS_NAME_MAX	64
 
 struct keys_ctx {
 	struct db_query	 q;
@@ -170,26 +168,6 @@ keys_form_psu(struct http_request *req, const char *session)
 	return (psu_id);
 }
 
-/* A key's name: 1 to 64 printable characters, spaces trimmed. */
-static int
-keys_name(const char *in, char *out, size_t len)
-{
-	size_t	n;
-
-	if (in == NULL)
-		return (-1);
-	while (*in == ' ')
-		in++;
-	n = strlen(in);
-	while (n > 0 && in[n - 1] == ' ')
-		n--;
-	if (n == 0 || n > KEYS_NAME_MAX || n >= len)
-		return (-1);
-	memcpy(out, in, n);
-	out[n] = '\0';
-	return (0);
-}
-
 /* The new key's attestation, checked; NULL or why not. */
 static const char *
 keys_verify(struct http_request *req, const char *csrf,
@@ -223,14 +201,14 @@ keys_add_start(struct http_request *req, const char *session)
 {
 	struct webauthn_credential	 cred;
 	struct keys_ctx			*ctx;
-	char				 name[KEYS_NAME_MAX + 1], aaguid[37];
+	char				 name[PASSKEY_NAME_MAX + 1], aaguid[37];
 	uint8_t				 challenge_hash[32];
 	const char			*why;
 	long long			 psu_id;
 
 	if ((psu_id = keys_form_psu(req, session)) == 0)
 		return (KORE_RESULT_OK);
-	if (keys_name(forms_arg(req, "name"), name, sizeof(name)) == -1) {
+	if (passkey_name(forms_arg(req, "name"), name, sizeof(name)) == -1) {
 		pages_message(req, 400, "error_title", "keys_name_invalid");
 		return (KORE_RESULT_OK);
 	}
@@ -240,7 +218,7 @@ keys_add_start(struct http_request *req, const char *session)
 		pages_message(req, 400, "error_title", "keys_refused");
 		return (KORE_RESULT_OK);
 	}
-	crypto_uuid_format(cred.aaguid, aaguid);
+	uuid_encode(cred.aaguid, aaguid);
 	ctx = keys_query(req, sql_add, session);
 	db_param_int(&ctx->q, psu_id);
 	db_param_bin(&ctx->q, challenge_hash, sizeof(challenge_hash));
@@ -298,16 +276,11 @@ keys_remove_start(struct http_request *req, const char *session)
 	struct keys_ctx	*ctx;
 	const char	*key_id;
 	long long	 psu_id;
-	size_t		 i;
 
 	if ((psu_id = keys_form_psu(req, session)) == 0)
 		return (KORE_RESULT_OK);
 	key_id = forms_arg(req, "key_id");
-	for (i = 0; key_id != NULL && key_id[i] != '\0'; i++) {
-		if (!isdigit((unsigned char)key_id[i]))
-			break;
-	}
-	if (key_id == NULL || i == 0 || i > 18 || key_id[i] != '\0') {
+	if (!row_id_text(key_id)) {
 		pages_message(req, 400, "error_title", "error_form");
 		return (KORE_RESULT_OK);
 	}

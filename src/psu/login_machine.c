@@ -118,6 +118,11 @@ login_session_outcome(struct http_request *req, struct login *lg,
 		login_used(req, lg);
 		return (DB_ANSWERED);
 	}
+	if (strcmp(outcome, "key_required") == 0) {
+		lg->kind->otp_page(req, lg, 401, forms_arg(req, "step"),
+		    "error_key_required");
+		return (DB_ANSWERED);
+	}
 	if (strcmp(outcome, "ok") == 0) {
 		respond_set_cookie(req, lg->kind->cookie, lg->session,
 		    lg->kind->cookie_path, lg->kind->cookie_age());

@@ -34,6 +34,10 @@
  *			locked			403
  *			expired (a repeat	the kind's expired page
  *			whose session ended)
+ *			key_required (the	the TOTP page, 401; no
+ *			subject must use a	failure counted
+ *			key: a staff admin
+ *			holding one)
  *	LOGIN_AFTER	the kind's query	the kind's page
  *
  * A kind with keys (passkeys, security keys: WebAuthn) offers one of them

@@ -11,8 +11,6 @@
  */
 #include <sys/types.h>
 
-#include <stdlib.h>
-
 #include <kore.h>
 #include <http.h>
 
@@ -33,30 +31,6 @@ static const char sql_seed[] =
 static const char sql_outcome[] =
     "SELECT login_totp_flow($1, $2, $3, $4, $5, $6, $7, $8)";
 
-/*
- * The PSU's keys, when they have any and keys are on: what the page's
- * script hands to navigator.credentials.get (WebAuthn 5.5), or NULL.
- */
-static json_t *
-psu_otp_keys(struct login *lg, const char *step)
-{
-	const char	*origin;
-	char		 rp_id[PASSKEY_RP_MAX], *ids, nonce[PASSKEY_NONCE_MAX];
-	char		 challenge[WEBAUTHN_CHALLENGE_LEN * 2];
-	json_t		*keys;
-
-	if (json_array_size(lg->key_ids) == 0 ||
-	    passkey_origin(&origin, rp_id, sizeof(rp_id)) == -1 ||
-	    passkey_nonce(nonce) == -1 || passkey_challenge_text(
-	    PASSKEY_LOGIN, step, nonce, challenge, sizeof(challenge)) == -1 ||
-	    (ids = json_dumps(lg->key_ids, JSON_COMPACT)) == NULL)
-		return (NULL);
-	keys = json_pack("{s:s, s:s, s:s, s:s, s:s}", "challenge", challenge,
-	    "nonce", nonce, "rp_id", rp_id, "origin", origin, "ids", ids);
-	free(ids);
-	return (keys);
-}
-
 void
 psu_otp_page(struct http_request *req, struct login *lg, int status,
     const char *step, const char *error_key)
@@ -70,7 +44,7 @@ psu_otp_page(struct http_request *req, struct login *lg, int status,
 	pages_render(req, status, "otp", json_pack("{s:s, s:s, s:s, s:s?, "
 	    "s:o*}", "authreq", lg->fs.authreq, "csrf", csrf, "step", step,
 	    "error", error_key ? pages_text(req, error_key) : NULL,
-	    "keys", psu_otp_keys(lg, step)));
+	    "keys", passkey_login_offer("psu", lg->key_ids, step)));
 }
 
 /* The seed, and the time step this flow's TOTP step accepted before. */

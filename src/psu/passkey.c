@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <kore.h>
@@ -22,11 +23,40 @@ static const char sql_key_read[] =
     "AND k.credential_id = $2 AND k.removed_at IS NULL";
 
 int
-passkey_origin(const char **origin, char *rp_id, size_t len)
+passkey_origin_for(const char *who, const char **origin, char *rp_id,
+    size_t len)
 {
-	if ((*origin = settings_get("webauthn_origin", NULL)) == NULL)
+	*origin = settings_get(strcmp(who, PASSKEY_STAFF) == 0 ?
+	    "staff_webauthn_origin" : "webauthn_origin", NULL);
+	if (*origin == NULL)
 		return (-1);
 	return (webauthn_rp_id(*origin, rp_id, len));
+}
+
+int
+passkey_origin(const char **origin, char *rp_id, size_t len)
+{
+	return (passkey_origin_for("psu", origin, rp_id, len));
+}
+
+json_t *
+passkey_login_offer(const char *who, json_t *key_ids, const char *step)
+{
+	const char	*origin;
+	char		 rp_id[PASSKEY_RP_MAX], *ids, nonce[PASSKEY_NONCE_MAX];
+	char		 challenge[WEBAUTHN_CHALLENGE_LEN * 2];
+	json_t		*keys;
+
+	if (json_array_size(key_ids) == 0 || step == NULL ||
+	    passkey_origin_for(who, &origin, rp_id, sizeof(rp_id)) == -1 ||
+	    passkey_nonce(nonce) == -1 || passkey_challenge_text(
+	    PASSKEY_LOGIN, step, nonce, challenge, sizeof(challenge)) == -1 ||
+	    (ids = json_dumps(key_ids, JSON_COMPACT)) == NULL)
+		return (NULL);
+	keys = json_pack("{s:s, s:s, s:s, s:s, s:s}", "challenge", challenge,
+	    "nonce", nonce, "rp_id", rp_id, "origin", origin, "ids", ids);
+	free(ids);
+	return (keys);
 }
 
 int
@@ -109,6 +139,25 @@ passkey_challenge_text(const char *purpose, const char *token,
 }
 
 int
+passkey_name(const char *in, char *out, size_t len)
+{
+	size_t	n;
+
+	if (in == NULL)
+		return (-1);
+	while (*in == ' ')
+		in++;
+	n = strlen(in);
+	while (n > 0 && in[n - 1] == ' ')
+		n--;
+	if (n == 0 || n > PASSKEY_NAME_MAX || n >= len)
+		return (-1);
+	memcpy(out, in, n);
+	out[n] = '\0';
+	return (0);
+}
+
+int
 passkey_field(struct http_request *req, const char *name, uint8_t *out,
     size_t max)
 {
@@ -159,7 +208,7 @@ passkey_assertion(struct http_request *req, struct db_query *q,
 	cd_len = passkey_field(req, "client_data", cd, sizeof(cd));
 	ad_len = passkey_field(req, "authenticator_data", ad, sizeof(ad));
 	sig_len = passkey_field(req, "signature", sig, sizeof(sig));
-	if (passkey_origin(&origin, rp_id, sizeof(rp_id)) == -1)
+	if (passkey_origin_for(who, &origin, rp_id, sizeof(rp_id)) == -1)
 		why = "keys are not configured";
 	else if (pk_len <= 0 || cd_len <= 0 || ad_len <= 0 || sig_len <= 0)
 		why = "form fields";

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "common/webauthn.h"
 
 struct db_query;
@@ -29,8 +31,14 @@ struct http_request;
 /* Live keys a PSU may hold. */
 #define PASSKEY_MAX		10
 
+#define PASSKEY_STAFF_REGISTER	"psd2gate staff key register"
+/* The subject of the staff pages' keys (login_kind.subject). */
+#define PASSKEY_STAFF		"staff"
+
 /* psd2_webauthn_origin and its rp id: 0, or -1 when keys are off. */
 int	passkey_origin(const char **, char *, size_t);
+/* The same for a subject: "staff" reads psd2_staff_webauthn_origin. */
+int	passkey_origin_for(const char *, const char **, char *, size_t);
 /*
  * A fresh nonce for a page's challenge (base64url, the form's field
  * "key_nonce"): the sealed tokens are the same for a second within one
@@ -39,6 +47,13 @@ int	passkey_origin(const char **, char *, size_t);
 #define PASSKEY_NONCE_BYTES	16
 #define PASSKEY_NONCE_MAX	32
 int	passkey_nonce(char [PASSKEY_NONCE_MAX]);
+/*
+ * What the login's key form hands to navigator.credentials.get (WebAuthn
+ * 5.5): challenge (of the sealed step and a new nonce), nonce, rp_id,
+ * origin and the ids of the subject's keys (key_ids, JSON text); NULL
+ * when who has no keys or keys are off.
+ */
+json_t	*passkey_login_offer(const char *, json_t *, const char *);
 /* The challenge of purpose, token and nonce: 0, or -1 (a bad nonce). */
 int	passkey_challenge(const char *, const char *, const char *,
 	    uint8_t [WEBAUTHN_CHALLENGE_LEN]);
@@ -55,6 +70,9 @@ int	passkey_challenge_b64(const uint8_t [WEBAUTHN_CHALLENGE_LEN], char *,
 /* passkey_challenge, then as a page hands it to the browser. */
 int	passkey_challenge_text(const char *, const char *, const char *,
 	    char *, size_t);
+/* A key's name: 1 to PASSKEY_NAME_MAX characters, spaces trimmed. */
+#define PASSKEY_NAME_MAX	64
+int	passkey_name(const char *, char *, size_t);
 /* A base64url form field decoded: its length, or -1. */
 int	passkey_field(struct http_request *, const char *, uint8_t *,
 	    size_t);
@@ -68,8 +86,9 @@ void	passkey_key_read(struct db_query *, struct http_request *, long long);
 long long	passkey_key_id(struct db_query *);
 /*
  * The posted assertion (client_data, authenticator_data, signature) by
- * that row's key for challenge: 1, with the key's counter in *count, or
- * 0 (no key, or refused: the reason is logged for who).
+ * that row's key for challenge, on the origin of who ("psu", "staff"):
+ * 1, with the key's counter in *count, or 0 (no key, or refused: the
+ * reason is logged for who).
  */
 int	passkey_assertion(struct http_request *, struct db_query *,
 	    const uint8_t [WEBAUTHN_CHALLENGE_LEN], uint32_t *, const char *);

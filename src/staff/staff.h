@@ -46,13 +46,21 @@ void	staff_to_login(struct http_request *);
 
 /*
  * Renders a staff template with ctx (stolen) plus "staff" (the member:
- * username, name, role, admin) and a session "csrf" token.
+ * username, name, role, admin) and a session "csrf" token (unless ctx
+ * has one: a page that derived a key's challenge from it).
  */
 void	staff_render(struct http_request *, int, const char *, json_t *,
 	    const struct staff_who *);
 /* A message page (translation keys) for a signed-in member. */
 void	staff_message(struct http_request *, int, const char *,
 	    const char *, const struct staff_who *);
+
+/*
+ * Loads the attestation roots and models of staff security keys
+ * (psd2_staff_key_roots, psd2_staff_key_aaguids; unset: no staff keys):
+ * 0, or -1 with a message in err.
+ */
+int	staff_keys_init(char *, size_t);
 
 /* The login page (the first factor), with an error key or NULL. */
 void	staff_login_form(struct http_request *, int, const char *);

@@ -1,8 +1,11 @@
 /*
- * GET /staff, POST /staff/login, POST /staff/login/otp: the staff login,
- * the PSU's login state machine (src/psu/login_machine.h) with the staff
- * table, the same lockout rules and a session cookie scoped to /staff.
- * Every outcome is an audit row (staff_login_factor).
+ * GET /staff, POST /staff/login, POST /staff/login/otp, POST
+ * /staff/login/key: the staff login, the PSU's login state machine
+ * (src/psu/login_machine.h) with the staff table, the same lockout rules
+ * and a session cookie scoped to /staff. The second element is the TOTP
+ * code or an approved security key (staff_keys.c); an admin holding an
+ * approved key must use it. Every outcome is an audit row
+ * (staff_login_factor).
  */
 #include <sys/types.h>
 
@@ -13,6 +16,7 @@
 #include "common/config.h"
 #include "common/crypto.h"
 #include "psu/login_machine.h"
+#include "psu/passkey.h"
 #include "psu/totp_code.h"
 #include "staff/staff.h"
 #include "web/forms.h"
@@ -21,30 +25,43 @@
 int	staff_login_page(struct http_request *);
 int	staff_login(struct http_request *);
 int	staff_login_otp(struct http_request *);
+int	staff_login_key(struct http_request *);
 
 static const char sql_factor[] =
-    "SELECT staff_login_factor($1, $2, 'password', $3, $4, $5, $6)";
+    "SELECT staff_login_factor($1, $2, 'password', $3, $4, $5, $6), "
+    "staff_key_ids($1)";
 static const char sql_seed[] =
-    "SELECT username, totp_box, NULL FROM staff WHERE id = $1";
+    "SELECT username, totp_box, NULL, staff_key_ids(id) FROM staff "
+    "WHERE id = $1";
+static const char sql_key_read[] =
+    "SELECT k.id, k.alg, encode(k.public_key, 'hex'), staff_key_ids($1) "
+    "FROM (SELECT 1) one LEFT JOIN staff_key k ON k.staff_id = $1 "
+    "AND k.credential_id = $2 AND k.approved_at IS NOT NULL "
+    "AND k.removed_at IS NULL";
+static const char sql_key[] =
+    "SELECT staff_login_key($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 static const char sql_totp[] =
     "SELECT staff_login_totp($1, $2, $3, $4, $5, $6, $7)";
 
 static void
 staff_page_with(struct http_request *req, int status, const char *tmpl,
-    const char *authreq, const char *step, const char *error_key)
+    const char *authreq, const char *step, const char *error_key,
+    json_t *keys)
 {
 	char	csrf[FORMS_TOKEN_MAX];
 
 	if (forms_csrf_issue_at(req, STAFF_PATH, authreq, csrf,
 	    sizeof(csrf)) == -1) {
+		json_decref(keys);
 		respond_server_error(req, "staff login csrf");
 		return;
 	}
 	pages_render(req, status, tmpl, json_pack(
-	    "{s:s, s:s, s:s, s:s?, s:s?}", "title", pages_text(req,
+	    "{s:s, s:s, s:s, s:s?, s:s?, s:o*}", "title", pages_text(req,
 	    step ? "otp_title" : "staff_login_title"), "authreq", authreq,
 	    "csrf", csrf, "step", step,
-	    "error", error_key ? pages_text(req, error_key) : NULL));
+	    "error", error_key ? pages_text(req, error_key) : NULL,
+	    "keys", keys));
 }
 
 void
@@ -62,7 +79,8 @@ staff_login_form(struct http_request *req, int status, const char *error_key)
 		return;
 	}
 	json_decref(request);
-	staff_page_with(req, status, "staff_login", authreq, NULL, error_key);
+	staff_page_with(req, status, "staff_login", authreq, NULL, error_key,
+	    NULL);
 }
 
 int
@@ -78,7 +96,7 @@ staff_login_again(struct http_request *req, struct login *lg, int status,
     const char *error_key)
 {
 	staff_page_with(req, status, "staff_login", lg->fs.authreq, NULL,
-	    error_key);
+	    error_key, NULL);
 }
 
 static void
@@ -86,7 +104,7 @@ staff_otp_again(struct http_request *req, struct login *lg, int status,
     const char *step, const char *error_key)
 {
 	staff_page_with(req, status, "staff_otp", lg->fs.authreq, step,
-	    error_key);
+	    error_key, passkey_login_offer(PASSKEY_STAFF, lg->key_ids, step));
 }
 
 static void
@@ -118,6 +136,41 @@ staff_totp_outcome(struct http_request *req, struct login *lg,
 	db_query_begin(&lg->q, req, sql_totp);
 	db_param_int(&lg->q, lg->subject_id);
 	otp_param_step(&lg->q, step);
+	db_param_bin(&lg->q, lg->session_digest, sizeof(lg->session_digest));
+	db_param_int(&lg->q, app_cfg.staff_session_idle);
+	db_param(&lg->q, lg->addr);
+}
+
+static void
+staff_key_read(struct http_request *req, struct login *lg)
+{
+	uint8_t	id[WEBAUTHN_ID_MAX];
+	int	len;
+
+	if ((len = passkey_field(req, "credential_id", id, sizeof(id))) <= 0)
+		len = 0;
+	db_query_begin(&lg->q, req, sql_key_read);
+	db_param_int(&lg->q, lg->subject_id);
+	db_param_bin(&lg->q, id, (size_t)len);
+}
+
+static void
+staff_key_outcome(struct http_request *req, struct login *lg,
+    long long key_id, int ok, uint32_t count,
+    const uint8_t challenge_hash[32])
+{
+	db_query_begin(&lg->q, req, sql_key);
+	db_param_int(&lg->q, lg->subject_id);
+	if (key_id == 0)
+		db_param(&lg->q, NULL);
+	else
+		db_param_int(&lg->q, key_id);
+	db_param(&lg->q, ok ? "true" : "false");
+	db_param_int(&lg->q, count);
+	db_param_bin(&lg->q, challenge_hash, 32);
+	db_param_int(&lg->q, FORMS_STEP_TTL);
+	db_param_int(&lg->q, app_cfg.login_max_failures);
+	db_param_int(&lg->q, app_cfg.login_lock_seconds);
 	db_param_bin(&lg->q, lg->session_digest, sizeof(lg->session_digest));
 	db_param_int(&lg->q, app_cfg.staff_session_idle);
 	db_param(&lg->q, lg->addr);
@@ -172,6 +225,8 @@ static const struct login_kind staff_login_kind = {
 	.expired = staff_login_expired,
 	.done = staff_login_done,
 	.after = staff_login_after,
+	.key_read = staff_key_read,
+	.key_outcome = staff_key_outcome,
 };
 
 int
@@ -184,4 +239,10 @@ int
 staff_login_otp(struct http_request *req)
 {
 	return (login_totp(req, &staff_login_kind));
+}
+
+int
+staff_login_key(struct http_request *req)
+{
+	return (login_key(req, &staff_login_kind));
 }

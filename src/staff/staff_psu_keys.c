@@ -15,6 +15,7 @@
 #include <http.h>
 
 #include "api/respond.h"
+#include "common/encoding.h"
 #include "db/db.h"
 #include "staff/staff.h"
 #include "staff/staff_page.h"
@@ -35,13 +36,10 @@ key_query(struct http_request *req, struct staff_page *p)
 {
 	const char	*id;
 	char		 actor[STAFF_USERNAME_MAX + 8];
-	size_t		 i;
 
 	id = staff_page_arg(req, "key_id");
-	for (i = 0; id != NULL && id[i] >= '0' && id[i] <= '9'; i++)
-		;
 	if (!staff_word_in(staff_page_arg(req, "action"), key_actions) ||
-	    id == NULL || i == 0 || i > 18 || id[i] != '\0') {
+	    !row_id_text(id)) {
 		staff_message(req, 400, "error_title", "staff_bad_request",
 		    &p->who);
 		return (-1);

@@ -111,12 +111,15 @@ staff_render(struct http_request *req, int status, const char *name,
 {
 	char	csrf[FORMS_TOKEN_MAX];
 
-	if (staff_csrf_issue(who, csrf, sizeof(csrf)) == -1) {
-		json_decref(ctx);
-		respond_server_error(req, "staff csrf");
-		return;
+	/* A page whose challenge is derived from its token issued it. */
+	if (json_object_get(ctx, "csrf") == NULL) {
+		if (staff_csrf_issue(who, csrf, sizeof(csrf)) == -1) {
+			json_decref(ctx);
+			respond_server_error(req, "staff csrf");
+			return;
+		}
+		json_object_set_new(ctx, "csrf", json_string(csrf));
 	}
-	json_object_set_new(ctx, "csrf", json_string(csrf));
 	json_object_set_new(ctx, "staff", json_pack("{s:s, s:s, s:s, s:b}",
 	    "username", who->username, "name", who->name,
 	    "role", who->admin ? "admin" : "operator", "admin", who->admin));

@@ -93,6 +93,12 @@ def keyed(driver, psu_factory, dbinfo):
     add_key(driver, "Laptop")
     wait_id(driver, "keys")
     assert "Laptop" in driver.find_element(By.ID, "keys").text
+    # The AAGUID as the browser gave it: with attestation "none" it
+    # blanks the model (WebAuthn 5.4.3), and it is stored as such, not
+    # reshaped into a random UUID's version and variant.
+    assert query(dbinfo, "SELECT k.aaguid::text FROM psu_key k JOIN psu p "
+                 "ON p.id = k.psu_id WHERE p.username = %s",
+                 psu.username) == [("00000000-0000-0000-0000-000000000000",)]
     return psu
 
 

@@ -4,6 +4,7 @@ the public listener on PSD2_TEST_PORT, headless Chromium, the real test
 database."""
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
@@ -30,6 +31,12 @@ def staff_conf():
         "domain * {\n\tattach staff\n\tinclude %s\n}\n"
         % (STAFF_PORT, marker,
            os.path.join(psd2lib.TOP, "conf", "staff.conf"))))
+    # Security keys are offered on the staff port in use (WebAuthn's
+    # origin names it).
+    origin = "psd2_staff_webauthn_origin"
+    assert origin in text
+    text = re.sub(r"(?m)^%s\s.*$" % origin,
+                  "%s http://localhost:%d" % (origin, STAFF_PORT), text)
     # conf/test.conf: the service runs as its own role (migration 083).
     assert "user=psd2_service " in text
     with open(path, "w") as f:

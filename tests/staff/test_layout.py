@@ -180,7 +180,25 @@ def pages(psu, client, admin, review):
         ("fraud-payment", "/staff/fraud/payment?id=" + psu.fraud_payment),
         ("reviews", "/staff/reviews"),
         ("review", "/staff/reviews/payment?id=" + review),
+        ("keys", "/staff/keys"),
     ]
+
+
+@pytest.fixture(scope="module")
+def wide_keys(admin_module, db_module):
+    """Security keys with the longest names, waiting: one of the admin's,
+    one of another member's (the page's two tables)."""
+    from staff_lib import make_staff
+    other = make_staff("operator")
+    cur = db_module.cursor()
+    for member in (admin_module, other):
+        cur.execute("""INSERT INTO staff_key (staff_id, credential_id, alg,
+            public_key, aaguid, name) SELECT id, %s, -7, %s,
+            gen_random_uuid(), %s FROM staff WHERE username = %s""",
+                    (os.urandom(64), os.urandom(64),
+                     "Hardware security key of the back office, desk "
+                     "4, drawer 12", member.username))
+    db_module.commit()
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +210,7 @@ def wide_driver():
 
 
 def test_every_staff_page_fits_1366x768(wide_driver, admin_module,
-                                        wide_data, held_review):
+                                        wide_data, held_review, wide_keys):
     psu, client = wide_data
     d = wide_driver
     browser_login(d, admin_module)

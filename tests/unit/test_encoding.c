@@ -439,6 +439,24 @@ test_hex_digit(void **state)
 	assert_int_equal(hex_digit('g'), -1);
 }
 
+static void
+test_row_id_text(void **state)
+{
+	(void)state;
+	assert_true(row_id_text("1"));
+	assert_true(row_id_text("000000000000000042"));
+	assert_true(row_id_text("999999999999999999"));
+	assert_false(row_id_text(NULL));
+	assert_false(row_id_text(""));
+	assert_false(row_id_text("1000000000000000000"));	/* 19 digits */
+	assert_false(row_id_text("-1"));
+	assert_false(row_id_text("+1"));
+	assert_false(row_id_text(" 1"));
+	assert_false(row_id_text("1 "));
+	assert_false(row_id_text("12a"));
+	assert_false(row_id_text("0x1"));
+}
+
 int
 main(void)
 {
@@ -457,6 +475,7 @@ main(void)
 		cmocka_unit_test(test_form_count),
 		cmocka_unit_test(test_uuid),
 		cmocka_unit_test(test_hex_digit),
+		cmocka_unit_test(test_row_id_text),
 	};
 
 	return (cmocka_run_group_tests_name("encoding", tests, NULL, NULL));

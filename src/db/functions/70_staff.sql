@@ -16,7 +16,7 @@ BEGIN
 END;
 $$;
 
--- Outcome of one factor (p_factor 'password' or 'totp'); result ok,
+-- Outcome of one factor (p_factor 'password', 'totp' or 'key'); result ok,
 -- failed, locked. p_username names an unknown member in the audit row.
 CREATE OR REPLACE FUNCTION staff_login_factor(p_staff_id bigint,
     p_username text, p_factor text, p_ok boolean, p_max_failures integer,
@@ -47,7 +47,7 @@ BEGIN
 	ELSE
 		r := 'ok';
 	END IF;
-	IF r <> 'ok' OR p_factor = 'totp' THEN
+	IF r <> 'ok' OR p_factor IN ('totp', 'key') THEN
 		INSERT INTO audit_log (actor, action, detail)
 		VALUES ('staff:' || coalesce(s.username, p_username),
 		    CASE WHEN r = 'ok' THEN 'staff.login'
@@ -56,6 +56,39 @@ BEGIN
 			'addr', p_addr));
 	END IF;
 	RETURN r;
+END;
+$$;
+
+-- A second factor presented again (the TOTP code's step, or a key's
+-- challenge, accepted before) by the member p_staff_id, whose login form
+-- names the session p_session_hash: used (not that session's: another
+-- form, or after logout; an audit row for p_factor), locked, expired
+-- (that session has ended) or repeat (it is live).
+CREATE OR REPLACE FUNCTION staff_login_again(p_staff_id bigint,
+    p_factor text, p_session_hash bytea, p_addr text)
+RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM web_session w
+	    WHERE w.id_hash = p_session_hash AND w.subject_kind = 'staff'
+		AND w.subject_id = p_staff_id) THEN
+		INSERT INTO audit_log (actor, action, detail)
+		SELECT 'staff:' || username, 'staff.login_failed',
+		    jsonb_build_object('factor', p_factor, 'outcome', 'used',
+			'addr', p_addr)
+		FROM staff WHERE id = p_staff_id;
+		RETURN 'used';
+	END IF;
+	IF EXISTS (SELECT 1 FROM staff WHERE id = p_staff_id
+	    AND locked_until > now()) THEN
+		RETURN 'locked';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM web_session w
+	    JOIN staff s ON s.id = w.subject_id
+	    WHERE w.id_hash = p_session_hash AND w.subject_kind = 'staff'
+		AND w.expires_at - now() > '0' AND s.status = 'active') THEN
+		RETURN 'expired';
+	END IF;
+	RETURN 'repeat';
 END;
 $$;
 
@@ -75,6 +108,8 @@ $$;
 --            another form, or after logout): refused, no failure counted
 --   expired  a repeat whose session has ended (a repeat does not lift
 --            the idle timeout)
+--   key_required  an admin holding an approved security key logs in
+--            with it: refused, no failure counted
 --   failed, locked
 CREATE OR REPLACE FUNCTION staff_login_totp(p_staff_id bigint,
     p_step bigint, p_max_failures integer, p_lock_seconds integer,
@@ -87,29 +122,18 @@ BEGIN
 	PERFORM 1 FROM staff WHERE id = p_staff_id FOR UPDATE;
 	IF p_step IS NOT NULL AND EXISTS (SELECT 1 FROM staff
 	    WHERE id = p_staff_id AND totp_last_step = p_step) THEN
-		IF NOT EXISTS (SELECT 1 FROM web_session w
-		    WHERE w.id_hash = p_session_hash
-			AND w.subject_kind = 'staff'
-			AND w.subject_id = p_staff_id) THEN
-			INSERT INTO audit_log (actor, action, detail)
-			SELECT 'staff:' || username, 'staff.login_failed',
-			    jsonb_build_object('factor', 'totp', 'outcome',
-				'used', 'addr', p_addr)
-			FROM staff WHERE id = p_staff_id;
-			RETURN 'used';
-		END IF;
-		IF EXISTS (SELECT 1 FROM staff WHERE id = p_staff_id
-		    AND locked_until > now()) THEN
-			RETURN 'locked';
-		END IF;
-		IF NOT EXISTS (SELECT 1 FROM web_session w
-		    JOIN staff s ON s.id = w.subject_id
-		    WHERE w.id_hash = p_session_hash
-			AND w.subject_kind = 'staff' AND w.expires_at - now() > '0'
-			AND s.status = 'active') THEN
-			RETURN 'expired';
-		END IF;
-		RETURN 'repeat';
+		RETURN staff_login_again(p_staff_id, 'totp', p_session_hash,
+		    p_addr);
+	END IF;
+	-- An admin with an approved security key uses it (73_staff_keys):
+	-- the code is refused without counting a failure.
+	IF staff_key_required(p_staff_id) THEN
+		INSERT INTO audit_log (actor, action, detail)
+		SELECT 'staff:' || username, 'staff.login_failed',
+		    jsonb_build_object('factor', 'totp', 'outcome',
+			'key_required', 'addr', p_addr)
+		FROM staff WHERE id = p_staff_id;
+		RETURN 'key_required';
 	END IF;
 	fresh := p_step IS NOT NULL AND EXISTS (SELECT 1 FROM staff
 	    WHERE id = p_staff_id AND totp_last_step < p_step
