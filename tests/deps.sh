@@ -8,7 +8,9 @@
 #   tests/deps.sh test     the run set and the test tools: cmocka, clang
 #                          (libFuzzer), pytest and the Python clients,
 #                          Chromium and its driver, wrk, Prometheus,
-#                          HAProxy, systemd (its unit checker)
+#                          HAProxy, systemd (its unit checker), Node.js
+#                          (npm installs the FAPI 2.0 client test's
+#                          openid-client and the bench's reference)
 #   tests/deps.sh --list run|test-only
 #                          prints a set, one package a line (nothing is
 #                          installed; tests/build/check-deps.sh reads it)
@@ -22,7 +24,7 @@ libumockdev-dev libglib2.0-dev openssl ca-certificates"
 TEST_PKGS="libcmocka-dev clang libclang-rt-14-dev python3-pytest
 python3-authlib python3-httpsig python3-selenium python3-psycopg2
 python3-cryptography python3-requests python3-jsonschema python3-yaml chromium
-chromium-driver wrk prometheus haproxy systemd"
+chromium-driver wrk prometheus haproxy systemd nodejs"
 
 usage() {
 	echo "usage: $0 run|test | --list run|test-only" >&2

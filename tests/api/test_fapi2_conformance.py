@@ -25,7 +25,7 @@ import psd2lib
 from psd2lib import (MAIN_URL, ACCOUNT_LIST, PsuBrowser, db_connect,
                      location_params, s256)
 from test_authorize import assert_error_page, issuer
-from tpp_keys import JWS, DPoPKey, new_key, public_jwk
+from tpp_keys import JWS, DPoPKey, new_key, register_fapi_client
 
 TOKEN_URL = MAIN_URL + "/auth/oauth/token"
 PAR_URL = MAIN_URL + "/auth/oauth/par"
@@ -40,14 +40,7 @@ class FapiClient:
     def __init__(self, client, tmp_path):
         self.client = client
         self.client_id = client.client_id
-        self.pem = new_key("ES256")
-        path = tmp_path / ("jwks-%s.json" % secrets.token_hex(4))
-        path.write_text(json.dumps({"keys": [public_jwk(self.pem)]}))
-        for args in (("jwks", self.client_id, str(path)),
-                     ("auth-method", self.client_id, "private_key_jwt"),
-                     ("par-required", self.client_id, "on"),
-                     ("refresh-rotation", self.client_id, "off")):
-            psd2lib.psd2ctl("tpp", *args)
+        self.pem = register_fapi_client(client.client_id, tmp_path)
         self.dpop = DPoPKey("ES256")
         self.verifier = None
 
@@ -233,6 +226,27 @@ def test_FAPI2SPFinalEnsureDpopProofWithIat10Seconds(fapi, psu_factory,
         redirect_uri=fapi.client.redirect_uri, code_verifier=fapi.verifier),
         headers={"DPoP": fapi.dpop.proof("POST", TOKEN_URL,
                                          iat=int(time.time()) + skew)})
+    assert r.status_code == 200, r.text
+
+
+def test_FAPI2SPFinalCheckDpopProofNbfExp(fapi, psu_factory, signer):
+    """The happy flow with nbf (now) and exp (in five minutes) in every
+    DPoP proof, at the token endpoint and the resource: RFC 9449 names
+    neither, and a server must accept them."""
+    code = fapi.code(psu_factory())["code"][0]
+    fapi.learn_nonce()
+    now = int(time.time())
+    r = requests.post(TOKEN_URL, timeout=30, data=dict(
+        fapi.auth(), grant_type="authorization_code", code=code,
+        redirect_uri=fapi.client.redirect_uri, code_verifier=fapi.verifier),
+        headers={"DPoP": fapi.dpop.proof("POST", TOKEN_URL, nbf=now,
+                                         exp=now + 300)})
+    assert r.status_code == 200, r.text
+    fapi.dpop.learn(r)
+    token = r.json()["access_token"]
+    url = MAIN_URL + ACCOUNT_LIST
+    r = fapi.resource(signer, token, proof=fapi.dpop.proof(
+        "GET", url, token=token, nbf=now, exp=now + 300))
     assert r.status_code == 200, r.text
 
 

@@ -57,6 +57,16 @@ CASES = [
     ("webauthn_origin", "https://bank.example/auth",
      "psd2_webauthn_origin: \"https://bank.example/auth\" is not "
      "https://domain[:port] or http://localhost[:port]"),
+    # Staff security keys: the roots must be read, the models UUIDs.
+    ("staff_key_roots", "/nonexistent/roots.pem",
+     "psd2_staff_key_roots or psd2_staff_key_aaguids: "
+     "/nonexistent/roots.pem: No such file or directory"),
+    ("staff_key_roots", "/etc/passwd",
+     "psd2_staff_key_roots or psd2_staff_key_aaguids: /etc/passwd: "
+     "no certificate"),
+    ("staff_key_aaguids", "yubikey-5",
+     "psd2_staff_key_roots or psd2_staff_key_aaguids: AAGUID 1 "
+     "\"yubikey-5\" is not a UUID 8-4-4-4-12"),
 ]
 
 

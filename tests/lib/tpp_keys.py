@@ -93,3 +93,19 @@ def dpop_token_request(key, data, client, token_request, url):
                 "use_dpop_nonce":
             return r
     return r
+
+
+def register_fapi_client(client_id, folder, alg="ES256"):
+    """Registers client_id as a FAPI 2.0 client is (psd2ctl):
+    private_key_jwt with a new key of alg, PAR required, refresh tokens
+    not rotated. Returns the private key (PEM)."""
+    import psd2lib
+    pem = new_key(alg)
+    path = folder / ("jwks-%s.json" % generate_token(8))
+    path.write_text(json.dumps({"keys": [public_jwk(pem)]}))
+    for args in (("jwks", client_id, str(path)),
+                 ("auth-method", client_id, "private_key_jwt"),
+                 ("par-required", client_id, "on"),
+                 ("refresh-rotation", client_id, "off")):
+        psd2lib.psd2ctl("tpp", *args)
+    return pem

@@ -104,12 +104,13 @@ def test_authlib_client_from_the_document_alone(server, signer):
     assert r.status_code == 401, r.text
 
 
-def check(conf_text, tmp_path):
+def check(conf_text, tmp_path, drop=()):
     """psd2ctl check-settings of conf/test.conf with conf_text's settings
-    in place of its own."""
+    in place of its own, and without the settings named in drop."""
     conf = tmp_path / "x.conf"
     base = open(os.path.join(psd2lib.TOP, "conf", "test.conf")).read()
     given = {ln.split()[0] for ln in conf_text.splitlines() if ln.strip()}
+    given |= set(drop)
     base = "\n".join(ln for ln in base.splitlines()
                      if not ln.split()[:1] or ln.split()[0] not in given) + \
         "\n"
@@ -140,8 +141,32 @@ def test_issuer_is_required_in_production(tmp_path):
     p = check("psd2_environment production\n"
               "psd2_issuer https://psd2.bank.example:8443\n"
               "psd2_mtls_base https://api.psd2.bank.example\n"
-              "psd2_webauthn_origin https://psd2.bank.example:8443\n",
+              "psd2_webauthn_origin https://psd2.bank.example:8443\n"
+              "psd2_staff_webauthn_origin https://staff.bank.internal\n",
               tmp_path)
+    assert p.returncode == 0, p.stderr
+
+
+def test_staff_webauthn_origin_is_https_in_production(tmp_path):
+    """Staff security keys on http://localhost are for the sandbox too."""
+    p = check("psd2_environment production\n"
+              "psd2_issuer https://psd2.bank.example\n"
+              "psd2_webauthn_origin https://psd2.bank.example\n", tmp_path)
+    assert p.returncode == 1
+    assert "psd2_staff_webauthn_origin must be https in production" in \
+        p.stderr
+
+
+@pytest.mark.parametrize("missing", ["psd2_staff_webauthn_origin",
+                                     "psd2_staff_key_roots",
+                                     "psd2_staff_key_aaguids"])
+def test_staff_key_settings_go_together(tmp_path, missing):
+    p = check("", tmp_path, drop=[missing])
+    assert p.returncode == 1
+    assert "go together: all three, or none" in p.stderr
+    p = check("", tmp_path, drop=["psd2_staff_webauthn_origin",
+                                  "psd2_staff_key_roots",
+                                  "psd2_staff_key_aaguids"])
     assert p.returncode == 0, p.stderr
 
 
