@@ -68,7 +68,7 @@ fapi_ais_run() {
 	fi
 	POOL_AT=$(date +%s)
 	/usr/bin/python3 tests/bench/presign.py signed list "$2" \
-	    $(( FAPI_SECS * 10000 * 2 + 5000 )) "$OUT/pool"
+	    $(( FAPI_SECS * 15000 * 2 + 5000 )) "$OUT/pool"
 	fapi_env_clear
 	POOL=$OUT/pool fapi_wrk "$1" "$CONNS" -s tests/bench/pool.lua \
 	    "$gate_base"
