@@ -7,16 +7,12 @@ token, then reads the account list and initiates a payment with it.
 
 The bank requires every API call to carry the TPP's HTTP signature over
 its headers, DPoP among them, which no OAuth library makes: the client's
-calls go through a signing gateway here (the tests' signer, as a TPP's
-own gateway would), which adds the signature and forwards them
-unchanged. The DPoP proof is the library's own."""
+calls go through a signing gateway (tests/lib/fapi_client.py, the tests'
+signer, as a TPP's own gateway would), which adds the signature and
+forwards them unchanged. The DPoP proof is the library's own. The mTLS
+variant runs in production's configuration (tests/prod)."""
 
 import json
-import os
-import shutil
-import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
@@ -26,92 +22,10 @@ import psd2lib
 from psd2lib import MAIN_URL, ACCOUNT_LIST, click_and_wait
 from conftest import CALLBACK
 from passkeys import fill, wait_id
-from tpp_keys import b64url_sha256, register_fapi_client
+from fapi_client import Gateway, install, node, thumbprint
+from tpp_keys import register_fapi_client
 
-SRC = os.path.join(psd2lib.TOP, "tests", "fapi-client")
-DIR = os.path.join(psd2lib.TOP, "var", "fapi-client")
 PAYMENTS = MAIN_URL + "/auth/v1/psd2/payments/sepa-credit-transfers"
-
-
-def install():
-    """openid-client as locked in tests/fapi-client, by npm ci (again
-    only when the lock changes)."""
-    for tool in ("node", "npm"):
-        assert shutil.which(tool), "%s not found: the FAPI 2.0 client " \
-            "test needs Node.js 20 or later and npm" % tool
-    os.makedirs(DIR, exist_ok=True)
-    shutil.copy(os.path.join(SRC, "client.mjs"), DIR)
-    lock = os.path.join(SRC, "package-lock.json")
-    done = os.path.join(DIR, ".installed")
-    with open(lock, "rb") as f:
-        want = f.read()
-    if os.path.exists(done) and open(done, "rb").read() == want:
-        return
-    for name in ("package.json", "package-lock.json"):
-        shutil.copy(os.path.join(SRC, name), DIR)
-    p = subprocess.run(["npm", "ci", "--no-audit", "--no-fund",
-                        "--ignore-scripts"], cwd=DIR, capture_output=True,
-                       text=True, timeout=300)
-    assert p.returncode == 0, "npm ci of openid-client failed:\n" + \
-        p.stdout[-2000:] + p.stderr[-2000:]
-    with open(done, "wb") as f:
-        f.write(want)
-
-
-class Gateway:
-    """The TPP's signing gateway: a call to it, with its target in
-    X-Psd2-Target, is signed with the TPP's certificate and sent on;
-    the answer comes back as it is."""
-
-    FORWARD = ("authorization", "dpop", "content-type", "accept",
-               "tpp-redirect-uri", "psu-ip-address")
-
-    def __init__(self, signer):
-        gw = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def relay(self):
-                n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(n) if n else b""
-                h = {k: v for k, v in self.headers.items()
-                     if k.lower() in Gateway.FORWARD}
-                r = gw.signer.request(self.command,
-                                      self.headers["X-Psd2-Target"],
-                                      body=body, headers=h, timeout=30)
-                gw.seen.append((self.command, r.status_code,
-                                self.headers.get("DPoP") is not None))
-                self.send_response(r.status_code)
-                for k in ("Content-Type", "DPoP-Nonce", "WWW-Authenticate",
-                          "Location"):
-                    if k in r.headers:
-                        self.send_header(k, r.headers[k])
-                self.send_header("Content-Length", str(len(r.content)))
-                self.end_headers()
-                self.wfile.write(r.content)
-
-            do_GET = do_POST = relay
-
-            def log_message(self, *a):
-                pass
-
-        self.signer = signer
-        self.seen = []
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = "http://127.0.0.1:%d/" % self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever,
-                         daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def node(*args):
-    p = subprocess.run(["node", os.path.join(DIR, "client.mjs")] +
-                       list(args), capture_output=True, text=True,
-                       timeout=120)
-    assert p.returncode == 0, "openid-client failed:\n" + p.stderr
-    return json.loads(p.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -169,13 +83,6 @@ def flow(driver, callback_server, tmp_path, client, gateway, psu, scope,
     out = node("finish", str(state), "http://127.0.0.1:8000" + path)
     out["dpop_public"] = json.loads(state.read_text())["dpop_public"]
     return out
-
-
-def thumbprint(jwk):
-    """RFC 7638: the SHA-256 of the key's required members."""
-    text = json.dumps({k: jwk[k] for k in ("crv", "kty", "x", "y")},
-                      separators=(",", ":"), sort_keys=True)
-    return b64url_sha256(text)
 
 
 def bindings(dbinfo, client_id):

@@ -12,14 +12,24 @@
 //                                    the code grant, then each call in
 //                                    STATE.calls; prints a JSON result
 //
-// STATE (JSON) holds issuer, client_id, client_key (PKCS#8 PEM, ES256),
-// redirect_uri, scope, calls ([{method, url, body, headers}]) and
-// signing_proxy: the bank requires every API call to carry the TPP's
-// HTTP signature over its headers (DPoP among them), which the test's
-// signing gateway adds; calls go there with the target in X-Psd2-Target.
+// STATE (JSON) holds issuer, client_id, redirect_uri, scope, calls
+// ([{method, url, body, headers}]), signing_proxy and the variant:
+//
+//   client_key (PKCS#8 PEM, ES256)   private_key_jwt and DPoP-bound
+//                                    tokens
+//   mtls: {cert, key, ca, hosts}     tls_client_auth and mTLS-bound
+//                                    tokens (RFC 8705): every request
+//                                    over TLS with the client certificate
+//                                    (files), trusting ca; hosts maps the
+//                                    bank's names to addresses
+//
+// The bank requires every API call to carry the TPP's HTTP signature
+// over its headers (DPoP among them), which the test's signing gateway
+// adds; calls go there with the target in X-Psd2-Target.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createPrivateKey, webcrypto } from 'node:crypto';
 import * as client from 'openid-client';
+import { Agent, fetch as tlsFetch } from 'undici';
 
 const ES256 = { name: 'ECDSA', namedCurve: 'P-256' };
 
@@ -34,11 +44,32 @@ async function clientKey(pem) {
 	    ['sign']);
 }
 
+// The bank's names resolved as the test says (dns.lookup's signature).
+function lookup(hosts) {
+	return (name, options, cb) => {
+		const address = hosts[name] || name;
+		if (options && options.all)
+			cb(null, [{ address, family: 4 }]);
+		else
+			cb(null, address, 4);
+	};
+}
+
+// The OAuth endpoints: plain fetch, or TLS with the client certificate.
+function direct(mtls) {
+	if (mtls === undefined)
+		return fetch;
+	const dispatcher = new Agent({ connect: {
+		cert: readFileSync(mtls.cert), key: readFileSync(mtls.key),
+		ca: readFileSync(mtls.ca), lookup: lookup(mtls.hosts) } });
+	return (url, options) => tlsFetch(url, { ...options, dispatcher });
+}
+
 // API calls through the signing gateway; OAuth endpoints directly.
-function gateway(proxy) {
+function gateway(proxy, send) {
 	return (url, options) => {
 		if (!new URL(url).pathname.startsWith('/auth/v1/'))
-			return fetch(url, options);
+			return send(url, options);
 		const headers = new Headers(options.headers);
 		headers.set('X-Psd2-Target', url);
 		return fetch(proxy, { ...options, headers });
@@ -46,12 +77,24 @@ function gateway(proxy) {
 }
 
 async function configure(st) {
+	const send = direct(st.mtls);
+	const auth = st.mtls === undefined ?
+	    client.PrivateKeyJwt(await clientKey(st.client_key)) :
+	    client.TlsClientAuth();
 	const config = await client.discovery(new URL(st.issuer),
-	    st.client_id, undefined,
-	    client.PrivateKeyJwt(await clientKey(st.client_key)),
-	    { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });
-	config[client.customFetch] = gateway(st.signing_proxy);
+	    st.client_id, st.mtls === undefined ? undefined :
+	    { use_mtls_endpoint_aliases: true }, auth,
+	    { algorithm: 'oauth2', execute: [client.allowInsecureRequests],
+	    [client.customFetch]: send });
+	config[client.customFetch] = gateway(st.signing_proxy, send);
 	return config;
+}
+
+// DPoP with private_key_jwt; mTLS-bound tokens need none.
+async function dpopOptions(config, st) {
+	if (st.mtls !== undefined)
+		return {};
+	return { DPoP: client.getDPoPHandle(config, await dpopKeys(st)) };
 }
 
 async function dpopKeys(st) {
@@ -75,7 +118,7 @@ async function dpopKeys(st) {
 async function begin(file) {
 	const st = load(file);
 	const config = await configure(st);
-	const DPoP = client.getDPoPHandle(config, await dpopKeys(st));
+	const dpop = await dpopOptions(config, st);
 	st.verifier = client.randomPKCECodeVerifier();
 	st.state = client.randomState();
 	const url = await client.buildAuthorizationUrlWithPAR(config, {
@@ -85,7 +128,7 @@ async function begin(file) {
 		code_challenge: await client.calculatePKCECodeChallenge(
 		    st.verifier),
 		code_challenge_method: 'S256',
-	}, { DPoP });
+	}, dpop);
 	st.url = url.href;
 	writeFileSync(file, JSON.stringify(st));
 	return { url: st.url };
@@ -94,10 +137,10 @@ async function begin(file) {
 async function finish(file, callback) {
 	const st = load(file);
 	const config = await configure(st);
-	const DPoP = client.getDPoPHandle(config, await dpopKeys(st));
+	const dpop = await dpopOptions(config, st);
 	const tokens = await client.authorizationCodeGrant(config,
 	    new URL(callback), { pkceCodeVerifier: st.verifier,
-	    expectedState: st.state }, undefined, { DPoP });
+	    expectedState: st.state }, undefined, dpop);
 	const out = { token_type: tokens.token_type,
 	    scope: tokens.scope, expires_in: tokens.expires_in,
 	    has_refresh_token: tokens.refresh_token !== undefined,
@@ -109,7 +152,7 @@ async function finish(file, callback) {
 		const r = await client.fetchProtectedResource(config,
 		    tokens.access_token, new URL(c.url), c.method,
 		    c.body === undefined ? undefined : JSON.stringify(c.body),
-		    headers, { DPoP });
+		    headers, dpop);
 		out.calls.push({ status: r.status, body: await r.text() });
 	}
 	return out;

@@ -15,6 +15,7 @@ The test resolves the two host names to 127.0.0.1 inside this process
 
 import base64
 import hashlib
+import json
 import os
 import pwd
 import re
@@ -825,6 +826,100 @@ def test_tls_client_auth(prod):
         "grant_type": "client_credentials"},
         auth=psd2lib.basic_auth(prod.op.client_id, prod.op.secret))
     assert r.status_code == 200, r.text
+
+
+def mtls_client_flow(prod, gw, tmp_path, cid, scope, calls):
+    """openid-client's PAR over mTLS, the PSU's login and consent, then
+    its code grant and calls: its result."""
+    from fapi_client import node
+    op = prod.op
+    state = tmp_path / ("state-%s.json" % scope)
+    state.write_text(json.dumps({
+        "issuer": WWW_URL, "client_id": cid, "redirect_uri": REDIRECT,
+        "scope": scope, "signing_proxy": gw.url, "calls": calls,
+        "mtls": {"cert": QWAC[0], "key": QWAC[1], "ca": CA,
+                 "hosts": {WWW: "127.0.0.1", API: "127.0.0.1"}}}))
+    url = node("begin", str(state))["url"]
+    assert url.startswith(WWW_URL + "/auth/oauth/authorize?"), url
+    assert "request_uri=" in url and "code_challenge" not in url
+    b = PsuBrowser(WWW_URL)
+    b.s.verify = CA
+    b.s.trust_env = False
+    r = b.authorize(url)
+    assert r.status_code == 200, r.text[:500]
+    r = b.submit_login(op.username, op.password)
+    assert b.page.form("otp-form") is not None, r.text[:1000]
+    r = b.submit_otp(psd2lib.fresh_totp(op.username, op.totp))
+    assert b.page.form("consent-form") is not None, r.text[:1000]
+    r = b.submit_consent("approve")
+    assert r.status_code == 303, r.text[:500]
+    out = node("finish", str(state), r.headers["Location"])
+    assert out["token_type"].lower() == "bearer", out
+    return out
+
+
+def test_openid_client_over_mtls(prod, signer, tmp_path):
+    """The issue's proof, mTLS variant: panva's openid-client (npm, a
+    certified FAPI 2.0 relying party; tests/lib/fapi_client.py) with
+    tls_client_auth, its requests over TLS with the QWAC (undici):
+    discovery on the PSU host, PAR and the code grant on the metadata's
+    mTLS aliases, the PSU's login between them, then the account list and
+    a payment initiation with the mTLS-bound tokens, signed by the TPP's
+    gateway. (After the tests that count the TPPs: this one adds a
+    client.)"""
+    from fapi_client import Gateway, install
+    install()
+    conf, op = prod.conf, prod.op
+    found = dict(re.findall(r"(?m)^\s*(client_id|client_secret): (\S+)$",
+                            ctl(conf, "tpp", "add", "--name",
+                                "Production TPP AG", "--org-id", ORG,
+                                "--redirect-uri", REDIRECT)))
+    cid = found["client_id"]
+    for args in (("auth-method", cid, "tls_client_auth"),
+                 ("par-required", cid, "on"),
+                 ("refresh-rotation", cid, "off")):
+        ctl(conf, "tpp", *args)
+    gw = Gateway(signer.default, cert=QWAC, verify=CA)
+    try:
+        ais = mtls_client_flow(prod, gw, tmp_path, cid, "ACCOUNT_INFORMATION",
+                               [{"method": "GET", "url": API_URL +
+                                 psd2lib.ACCOUNT_LIST, "headers": {
+                                     "PSU-IP-Address": "192.0.2.10"}}])
+        pis = mtls_client_flow(prod, gw, tmp_path, cid, "PAYMENT_INITIATION",
+                               [{"method": "POST", "url": API_URL +
+                                 "/auth/v1/psd2/payments/"
+                                 "sepa-credit-transfers", "body": {
+                                     "instructedAmount": {
+                                         "currency": "EUR",
+                                         "amount": "12.34"},
+                                     "debtorAccount": {"iban": op.iban},
+                                     "creditorAccount": {
+                                         "iban": "DE89370400440532013000"},
+                                     "creditorName": "Max Mustermann"},
+                                 "headers": {
+                                     "TPP-Redirect-URI": REDIRECT,
+                                     "PSU-IP-Address": "192.0.2.10"}}])
+    finally:
+        gw.close()
+    (call,) = ais["calls"]
+    assert call["status"] == 200, call
+    assert [a["iban"] for a in json.loads(call["body"])["accounts"]] == \
+        [op.iban]
+    (call,) = pis["calls"]
+    assert call["status"] == 201, call
+    assert json.loads(call["body"])["transactionStatus"] == "RCVD", call
+    # The access tokens are bound to the QWAC the library presented.
+    x5t = base64.urlsafe_b64encode(hashlib.sha256(psd2lib_der(
+        QWAC[0])).digest()).rstrip(b"=").decode()
+    conn = psycopg2.connect(host="127.0.0.1", port=os.environ["PGPORT"],
+                            user="postgres", dbname=DBNAME)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT DISTINCT cnf FROM token WHERE client_id = %s "
+                    "AND kind = 'access'", (cid,))
+        assert cur.fetchall() == [(x5t,)]
+    finally:
+        conn.close()
 
 
 def test_shutdown_is_clean(prod):
