@@ -69,34 +69,6 @@ keys_query(struct http_request *req, const char *sql, const char *session)
 	return (ctx);
 }
 
-/* What navigator.credentials.create needs (WebAuthn 5.4), or NULL. */
-static json_t *
-keys_offer(struct keys_ctx *ctx, const char *csrf, json_t *keys)
-{
-	const char	*origin;
-	char		 rp_id[PASSKEY_RP_MAX], challenge[64], handle[32];
-	char		 nonce[PASSKEY_NONCE_MAX];
-	uint8_t		 uuid[16];
-	json_t		*exclude, *key;
-	size_t		 i;
-
-	if (passkey_origin(&origin, rp_id, sizeof(rp_id)) == -1 ||
-	    passkey_nonce(nonce) == -1 || passkey_challenge_text(
-	    PASSKEY_REGISTER, csrf, nonce, challenge, sizeof(challenge)) ==
-	    -1 ||
-	    uuid_decode(db_value(&ctx->q, 0, 2), uuid) == -1 ||
-	    base64url_encode(uuid, sizeof(uuid), handle, sizeof(handle)) < 0)
-		return (NULL);
-	exclude = json_array();
-	json_array_foreach(keys, i, key)
-		json_array_append(exclude, json_object_get(key,
-		    "credential_id"));
-	return (json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "challenge",
-	    challenge, "nonce", nonce, "rp_id", rp_id, "origin", origin,
-	    "user", handle, "username", db_value(&ctx->q, 0, 1), "exclude",
-	    exclude));
-}
-
 static enum db_next
 keys_render(struct http_request *req, void *arg)
 {
@@ -115,7 +87,8 @@ keys_render(struct http_request *req, void *arg)
 		respond_server_error(req, "keys page");
 		return (DB_ANSWERED);
 	}
-	offer = keys_offer(ctx, csrf, keys);
+	offer = passkey_create_offer("psu", PASSKEY_REGISTER, csrf,
+	    db_value(&ctx->q, 0, 2), db_value(&ctx->q, 0, 1), keys, NULL);
 	offer_text = offer != NULL ? json_dumps(offer, JSON_COMPACT) : NULL;
 	pages_render(req, 200, "keys", json_pack("{s:o, s:s, s:b, s:s?, s:s?, "
 	    "s:s?}", "keys", keys, "csrf", csrf, "none",
@@ -168,34 +141,6 @@ keys_form_psu(struct http_request *req, const char *session)
 	return (psu_id);
 }
 
-/* The new key's attestation, checked; NULL or why not. */
-static const char *
-keys_verify(struct http_request *req, const char *csrf,
-    struct webauthn_credential *cred, uint8_t challenge_hash[32])
-{
-	uint8_t		 cd[2048], att[8192], cd_hash[32];
-	uint8_t		 challenge[WEBAUTHN_CHALLENGE_LEN];
-	char		 rp_id[PASSKEY_RP_MAX];
-	const char	*origin, *why;
-	int		 cd_len, att_len;
-
-	if (passkey_challenge(PASSKEY_REGISTER, csrf, forms_arg(req,
-	    "key_nonce"), challenge) == -1)
-		return ("key_nonce");
-	crypto_sha256(challenge, sizeof(challenge), challenge_hash);
-	cd_len = passkey_field(req, "client_data", cd, sizeof(cd));
-	att_len = passkey_field(req, "attestation", att, sizeof(att));
-	if (passkey_origin(&origin, rp_id, sizeof(rp_id)) == -1)
-		return ("keys are not configured");
-	if (cd_len <= 0 || att_len <= 0)
-		return ("form fields");
-	if ((why = webauthn_client_data(cd, (size_t)cd_len, "webauthn.create",
-	    challenge, origin, cd_hash)) != NULL)
-		return (why);
-	return (webauthn_attestation(att, (size_t)att_len, cd_hash, rp_id,
-	    cred));
-}
-
 static int
 keys_add_start(struct http_request *req, const char *session)
 {
@@ -212,7 +157,7 @@ keys_add_start(struct http_request *req, const char *session)
 		pages_message(req, 400, "error_title", "keys_name_invalid");
 		return (KORE_RESULT_OK);
 	}
-	if ((why = keys_verify(req, forms_arg(req, "csrf"), &cred,
+	if ((why = passkey_new_key(req, "psu", PASSKEY_REGISTER, &cred,
 	    challenge_hash)) != NULL) {
 		kore_log(LOG_NOTICE, "psu key refused: %s", why);
 		pages_message(req, 400, "error_title", "keys_refused");

@@ -221,3 +221,59 @@ passkey_assertion(struct http_request *req, struct db_query *q,
 		kore_log(LOG_NOTICE, "%s key refused: %s", who, why);
 	return (why == NULL);
 }
+
+json_t *
+passkey_create_offer(const char *who, const char *purpose, const char *csrf,
+    const char *handle_uuid, const char *username, json_t *keys,
+    const char *attestation)
+{
+	const char	*origin;
+	char		 rp_id[PASSKEY_RP_MAX], challenge[64], handle[32];
+	char		 nonce[PASSKEY_NONCE_MAX];
+	uint8_t		 uuid[16];
+	json_t		*exclude, *key;
+	size_t		 i;
+
+	if (passkey_origin_for(who, &origin, rp_id, sizeof(rp_id)) == -1 ||
+	    passkey_nonce(nonce) == -1 || passkey_challenge_text(purpose, csrf,
+	    nonce, challenge, sizeof(challenge)) == -1 ||
+	    uuid_decode(handle_uuid, uuid) == -1 ||
+	    base64url_encode(uuid, sizeof(uuid), handle, sizeof(handle)) < 0)
+		return (NULL);
+	exclude = json_array();
+	json_array_foreach(keys, i, key)
+		json_array_append(exclude, json_object_get(key,
+		    "credential_id"));
+	return (json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s*}",
+	    "challenge", challenge, "nonce", nonce, "rp_id", rp_id, "origin",
+	    origin, "user", handle, "username", username, "exclude", exclude,
+	    "attestation", attestation));
+}
+
+const char *
+passkey_new_key(struct http_request *req, const char *who,
+    const char *purpose, struct webauthn_credential *cred,
+    uint8_t challenge_hash[32])
+{
+	uint8_t		 cd[2048], att[WEBAUTHN_X5C_BYTES], cd_hash[32];
+	uint8_t		 challenge[WEBAUTHN_CHALLENGE_LEN];
+	char		 rp_id[PASSKEY_RP_MAX];
+	const char	*origin, *why;
+	int		 cd_len, att_len;
+
+	if (passkey_challenge(purpose, forms_arg(req, "csrf"), forms_arg(req,
+	    "key_nonce"), challenge) == -1)
+		return ("key_nonce");
+	crypto_sha256(challenge, sizeof(challenge), challenge_hash);
+	cd_len = passkey_field(req, "client_data", cd, sizeof(cd));
+	att_len = passkey_field(req, "attestation", att, sizeof(att));
+	if (passkey_origin_for(who, &origin, rp_id, sizeof(rp_id)) == -1)
+		return ("keys are not configured");
+	if (cd_len <= 0 || att_len <= 0)
+		return ("form fields");
+	if ((why = webauthn_client_data(cd, (size_t)cd_len, "webauthn.create",
+	    challenge, origin, cd_hash)) != NULL)
+		return (why);
+	return (webauthn_attestation(att, (size_t)att_len, cd_hash, rp_id,
+	    cred));
+}

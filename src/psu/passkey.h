@@ -82,6 +82,23 @@ int	passkey_field(struct http_request *, const char *, uint8_t *,
  * no such key) and the PSU's key ids (psu_key_ids).
  */
 void	passkey_key_read(struct db_query *, struct http_request *, long long);
+/*
+ * What navigator.credentials.create needs for a new key of who (WebAuthn
+ * 5.4): its challenge derived from purpose, the page's CSRF token and a
+ * new nonce; the user handle (a UUID's text) in base64url; the ids of
+ * keys (objects with "credential_id") excluded; attestation, or none
+ * asked when NULL. NULL when keys are off.
+ */
+json_t	*passkey_create_offer(const char *, const char *, const char *,
+	    const char *, const char *, json_t *, const char *);
+/*
+ * The posted new key (client_data, attestation) of who, for the
+ * challenge of purpose, the posted csrf and key_nonce: NULL when its
+ * client data and attestation pass (cred filled, challenge_hash the
+ * SHA-256 of its challenge), else why not, for the log.
+ */
+const char	*passkey_new_key(struct http_request *, const char *,
+		    const char *, struct webauthn_credential *, uint8_t [32]);
 /* The key id of that row, or 0. */
 long long	passkey_key_id(struct db_query *);
 /*

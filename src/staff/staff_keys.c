@@ -83,37 +83,6 @@ keys_list_query(struct http_request *req, struct staff_page *p)
 	return (0);
 }
 
-/*
- * What navigator.credentials.create needs (WebAuthn 5.4), its challenge
- * derived from the page's CSRF token and a nonce; NULL when keys are off.
- */
-static json_t *
-keys_offer(const struct staff_who *who, const char *csrf, json_t *data)
-{
-	const char	*origin;
-	char		 rp_id[PASSKEY_RP_MAX], challenge[64], handle[32];
-	char		 nonce[PASSKEY_NONCE_MAX];
-	uint8_t		 uuid[16];
-	json_t		*exclude, *key;
-	size_t		 i;
-
-	if (staff_trust == NULL || passkey_origin_for(PASSKEY_STAFF, &origin,
-	    rp_id, sizeof(rp_id)) == -1 || passkey_nonce(nonce) == -1 ||
-	    passkey_challenge_text(PASSKEY_STAFF_REGISTER, csrf, nonce,
-	    challenge, sizeof(challenge)) == -1 || uuid_decode(
-	    json_string_value(json_object_get(data, "handle")), uuid) == -1 ||
-	    base64url_encode(uuid, sizeof(uuid), handle, sizeof(handle)) < 0)
-		return (NULL);
-	exclude = json_array();
-	json_array_foreach(json_object_get(data, "mine"), i, key)
-		json_array_append(exclude, json_object_get(key,
-		    "credential_id"));
-	return (json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s}",
-	    "challenge", challenge, "nonce", nonce, "rp_id", rp_id, "origin",
-	    origin, "user", handle, "username", who->username, "exclude",
-	    exclude, "attestation", "direct"));
-}
-
 static void
 keys_list_render(struct http_request *req, struct staff_page *p)
 {
@@ -126,7 +95,10 @@ keys_list_render(struct http_request *req, struct staff_page *p)
 		respond_server_error(req, "staff keys page");
 		return;
 	}
-	offer = keys_offer(&p->who, csrf, data);
+	offer = staff_trust == NULL ? NULL : passkey_create_offer(
+	    PASSKEY_STAFF, PASSKEY_STAFF_REGISTER, csrf, json_string_value(
+	    json_object_get(data, "handle")), p->who.username,
+	    json_object_get(data, "mine"), "direct");
 	offer_text = offer != NULL ? json_dumps(offer, JSON_COMPACT) : NULL;
 	json_object_set_new(data, "csrf", json_string(csrf));
 	json_object_set_new(data, "none", json_boolean(json_array_size(
@@ -158,37 +130,6 @@ staff_keys_page(struct http_request *req)
 	return (staff_page_run(req, &keys_list_spec));
 }
 
-/* The new key's client data, attestation and maker, checked: NULL or why. */
-static const char *
-keys_verify(struct http_request *req, struct webauthn_credential *cred,
-    uint8_t challenge_hash[32])
-{
-	uint8_t		 cd[2048], att[WEBAUTHN_X5C_BYTES], cd_hash[32];
-	uint8_t		 challenge[WEBAUTHN_CHALLENGE_LEN];
-	char		 rp_id[PASSKEY_RP_MAX];
-	const char	*origin, *why;
-	int		 cd_len, att_len;
-
-	if (staff_trust == NULL || passkey_origin_for(PASSKEY_STAFF, &origin,
-	    rp_id, sizeof(rp_id)) == -1)
-		return ("staff keys are not configured");
-	if (passkey_challenge(PASSKEY_STAFF_REGISTER, forms_arg(req, "csrf"),
-	    forms_arg(req, "key_nonce"), challenge) == -1)
-		return ("key_nonce");
-	crypto_sha256(challenge, sizeof(challenge), challenge_hash);
-	cd_len = passkey_field(req, "client_data", cd, sizeof(cd));
-	att_len = passkey_field(req, "attestation", att, sizeof(att));
-	if (cd_len <= 0 || att_len <= 0)
-		return ("form fields");
-	if ((why = webauthn_client_data(cd, (size_t)cd_len, "webauthn.create",
-	    challenge, origin, cd_hash)) != NULL)
-		return (why);
-	if ((why = webauthn_attestation(att, (size_t)att_len, cd_hash, rp_id,
-	    cred)) != NULL)
-		return (why);
-	return (webauthn_trust_check(staff_trust, cred));
-}
-
 static int
 keys_add_query(struct http_request *req, struct staff_page *p)
 {
@@ -203,7 +144,12 @@ keys_add_query(struct http_request *req, struct staff_page *p)
 		return (-1);
 	}
 	cred = kore_calloc(1, sizeof(*cred));
-	if ((why = keys_verify(req, cred, challenge_hash)) != NULL) {
+	if (staff_trust == NULL)
+		why = "staff keys are not configured";
+	else if ((why = passkey_new_key(req, PASSKEY_STAFF,
+	    PASSKEY_STAFF_REGISTER, cred, challenge_hash)) == NULL)
+		why = webauthn_trust_check(staff_trust, cred);
+	if (why != NULL) {
 		kore_log(LOG_NOTICE, "staff key refused (%s): %s",
 		    p->who.username, why);
 		kore_free(cred);
