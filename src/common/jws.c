@@ -16,6 +16,7 @@
 
 #include "encoding.h"
 #include "jws.h"
+#include "pkey_cache.h"
 
 #define JWS_HEADER_MAX		1024
 #define JWS_RSA_MIN_BITS	2048
@@ -140,7 +141,7 @@ jws_pkey_fromdata(const char *type, OSSL_PARAM *params)
 static EVP_PKEY *
 jws_key_rsa(const json_t *key)
 {
-	uint8_t		 n[JWS_RSA_MAX_BITS / 8], e[8];
+	uint8_t		 n[JWS_RSA_MAX_BITS / 8], e[8], id[32];
 	int		 nlen, elen;
 	BIGNUM		*bn_n, *bn_e;
 	OSSL_PARAM_BLD	*bld;
@@ -150,7 +151,9 @@ jws_key_rsa(const json_t *key)
 	if ((nlen = jws_member_bytes(key, "n", n, sizeof(n))) <= 0 ||
 	    (elen = jws_member_bytes(key, "e", e, sizeof(e))) <= 0)
 		return (NULL);
-	pkey = NULL;
+	if ((pkey = pkey_cache_get(EVP_PKEY_RSA, n, (size_t)nlen, e,
+	    (size_t)elen, id)) != NULL)
+		return (pkey);
 	params = NULL;
 	bld = OSSL_PARAM_BLD_new();
 	bn_n = BN_bin2bn(n, nlen, NULL);
@@ -164,7 +167,8 @@ jws_key_rsa(const json_t *key)
 	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, bn_e) != 1 ||
 	    (params = OSSL_PARAM_BLD_to_param(bld)) == NULL)
 		goto done;
-	pkey = jws_pkey_fromdata("RSA", params);
+	if ((pkey = jws_pkey_fromdata("RSA", params)) != NULL)
+		pkey_cache_put(id, pkey);
 done:
 	OSSL_PARAM_free(params);
 	OSSL_PARAM_BLD_free(bld);
@@ -177,7 +181,7 @@ static EVP_PKEY *
 jws_key_ec(const json_t *key)
 {
 	static char	 group[] = "prime256v1";
-	uint8_t		 pub[65];
+	uint8_t		 pub[65], id[32];
 	OSSL_PARAM	 params[3];
 	EVP_PKEY_CTX	*check;
 	EVP_PKEY	*pkey;
@@ -188,6 +192,9 @@ jws_key_ec(const json_t *key)
 	    jws_coordinate(key, "x", pub + 1) == -1 ||
 	    jws_coordinate(key, "y", pub + 33) == -1)
 		return (NULL);
+	if ((pkey = pkey_cache_get(EVP_PKEY_EC, pub, sizeof(pub), NULL, 0,
+	    id)) != NULL)
+		return (pkey);
 	params[0] = OSSL_PARAM_construct_utf8_string(
 	    OSSL_PKEY_PARAM_GROUP_NAME, group, 0);
 	params[1] = OSSL_PARAM_construct_octet_string(
@@ -195,27 +202,41 @@ jws_key_ec(const json_t *key)
 	params[2] = OSSL_PARAM_construct_end();
 	if ((pkey = jws_pkey_fromdata("EC", params)) == NULL)
 		return (NULL);
-	/* A point off the curve is refused here, not left to the verify. */
+	/*
+	 * A point off the curve is refused here, not left to the verify.
+	 * The quick check (range, on the curve, not infinity) is the whole
+	 * validation on P-256, whose order is prime: the full check's
+	 * further multiplication by the order costs a signature's time and
+	 * finds nothing more.
+	 */
 	check = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
-	if (check == NULL || EVP_PKEY_public_check(check) != 1) {
+	if (check == NULL || EVP_PKEY_public_check_quick(check) != 1) {
 		EVP_PKEY_free(pkey);
 		pkey = NULL;
 	}
 	EVP_PKEY_CTX_free(check);
+	if (pkey != NULL)
+		pkey_cache_put(id, pkey);
 	return (pkey);
 }
 
 static EVP_PKEY *
 jws_key_okp(const json_t *key)
 {
-	uint8_t	x[32];
+	uint8_t		 x[32], id[32];
+	EVP_PKEY	*pkey;
 
 	if (!jws_absent_or(key, "crv", "Ed25519") ||
 	    json_object_get(key, "crv") == NULL ||
 	    jws_member_bytes(key, "x", x, sizeof(x)) != 32)
 		return (NULL);
-	return (EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, x,
-	    sizeof(x)));
+	if ((pkey = pkey_cache_get(EVP_PKEY_ED25519, x, sizeof(x), NULL, 0,
+	    id)) != NULL)
+		return (pkey);
+	if ((pkey = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, x,
+	    sizeof(x))) != NULL)
+		pkey_cache_put(id, pkey);
+	return (pkey);
 }
 
 static EVP_PKEY *

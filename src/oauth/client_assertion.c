@@ -24,7 +24,7 @@
 /* The claims of an assertion: a JWS_COMPACT_MAX JWT's payload fits. */
 #define CLIENT_ASSERTION_PAYLOAD_MAX	(JWS_COMPACT_MAX * 3 / 4)
 
-static void
+void
 client_assertion_refuse(struct http_request *req, const char *why)
 {
 	char	text[160];
@@ -43,24 +43,19 @@ client_assertion_sent(struct http_request *req)
 	    http_argument_get_string(req, "client_assertion_type", &v));
 }
 
-/* The request's assertion, of the right type; NULL (answer sent). */
+/* The request's assertion, of the right type: NULL, or why not. */
 static const char *
-client_assertion_jwt(struct http_request *req)
+client_assertion_jwt(struct http_request *req, const char **jwt)
 {
-	const char	*type, *jwt;
+	const char	*type;
 
-	type = jwt = NULL;
+	type = *jwt = NULL;
 	if (!http_argument_get_string(req, "client_assertion_type", &type) ||
-	    strcmp(type, CLIENT_ASSERTION_TYPE) != 0) {
-		client_assertion_refuse(req, "client_assertion_type must be "
-		    CLIENT_ASSERTION_TYPE);
-		return (NULL);
-	}
-	if (!http_argument_get_string(req, "client_assertion", &jwt)) {
-		client_assertion_refuse(req, "client_assertion is missing");
-		return (NULL);
-	}
-	return (jwt);
+	    strcmp(type, CLIENT_ASSERTION_TYPE) != 0)
+		return ("client_assertion_type must be " CLIENT_ASSERTION_TYPE);
+	if (!http_argument_get_string(req, "client_assertion", jwt))
+		return ("client_assertion is missing");
+	return (NULL);
 }
 
 /* The claims, unverified: for the client's id only. */
@@ -87,12 +82,14 @@ int
 client_assertion_client_id(struct http_request *req, char *client_id,
     size_t len)
 {
-	const char	*jwt, *iss;
+	const char	*jwt, *iss, *why;
 	json_t		*claims;
 	int		 n;
 
-	if ((jwt = client_assertion_jwt(req)) == NULL)
+	if ((why = client_assertion_jwt(req, &jwt)) != NULL) {
+		client_assertion_refuse(req, why);
 		return (-1);
+	}
 	claims = client_assertion_peek(jwt);
 	iss = json_string_value(json_object_get(claims, "iss"));
 	n = iss != NULL ? snprintf(client_id, len, "%s", iss) : -1;
@@ -195,31 +192,41 @@ client_assertion_claims_why(struct http_request *req, const json_t *claims,
 }
 
 int
-client_assertion_verify(struct http_request *req, const char *client_id,
-    const char *jwks_text, struct client_assertion *out)
+client_assertion_check(struct http_request *req, const char *client_id,
+    const json_t *jwks, struct client_assertion *out, const char **why)
 {
-	const char	*jwt, *why;
+	const char	*jwt;
 	uint8_t		 payload[CLIENT_ASSERTION_PAYLOAD_MAX];
 	size_t		 len;
-	json_t		*jwks, *claims;
+	json_t		*claims;
 	enum jws_result	 r;
 
-	if ((jwt = client_assertion_jwt(req)) == NULL)
+	if ((*why = client_assertion_jwt(req, &jwt)) != NULL)
 		return (-1);
-	jwks = json_loads(jwks_text, 0, NULL);
 	r = jws_verify(jwt, jwks, payload, sizeof(payload), &len, NULL);
-	json_decref(jwks);
 	if (r != JWS_OK) {
-		client_assertion_refuse(req, jws_result_text(r));
+		*why = jws_result_text(r);
 		return (-1);
 	}
 	claims = json_loadb((const char *)payload, len,
 	    JSON_REJECT_DUPLICATES, NULL);
-	why = client_assertion_claims_why(req, claims, client_id, out);
+	*why = client_assertion_claims_why(req, claims, client_id, out);
 	json_decref(claims);
-	if (why != NULL) {
+	return (*why == NULL ? 0 : -1);
+}
+
+int
+client_assertion_verify(struct http_request *req, const char *client_id,
+    const char *jwks_text, struct client_assertion *out)
+{
+	const char	*why;
+	json_t		*jwks;
+	int		 r;
+
+	jwks = json_loads(jwks_text, 0, NULL);
+	r = client_assertion_check(req, client_id, jwks, out, &why);
+	json_decref(jwks);
+	if (r == -1)
 		client_assertion_refuse(req, why);
-		return (-1);
-	}
-	return (0);
+	return (r);
 }

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 struct http_request;
 
 #define CLIENT_ASSERTION_TYPE \
@@ -54,5 +56,15 @@ int	client_assertion_client_id(struct http_request *, char *, size_t);
  */
 int	client_assertion_verify(struct http_request *, const char *,
 	    const char *, struct client_assertion *);
+
+/* invalid_client sent, naming the rule (why) the assertion broke. */
+void	client_assertion_refuse(struct http_request *, const char *);
+
+/*
+ * The same against a JWK Set already parsed, answering nothing: 0 and out
+ * filled, or -1 and *why the rule broken.
+ */
+int	client_assertion_check(struct http_request *, const char *,
+	    const json_t *, struct client_assertion *, const char **);
 
 #endif

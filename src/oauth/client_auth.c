@@ -81,6 +81,7 @@ client_auth_credentials(struct http_request *req, struct client_auth *auth)
 	int		 n;
 
 	body_id = NULL;
+	auth->asserted = 0;
 	(void)http_argument_get_string(req, "client_id", &body_id);
 	if (client_assertion_sent(req)) {
 		if (client_auth_assertion_credentials(req, auth) == -1)
@@ -153,22 +154,38 @@ client_auth_remember(const char *client_id, const uint8_t *digest,
 	json_decref(row);
 }
 
-/*
- * Without a token rate limit to count, a client authenticated in the
- * last seconds is checked against its cached secret digest (constant
- * time). The grant re-checks in the database that the client is active
- * (040_token_client_active.sql). Only Basic clients are cached: an
- * assertion's jti must be spent, a certificate verified, every time.
- */
-int
-client_auth_cached(struct http_request *req, struct client_auth *auth)
+/* Remembers a private_key_jwt client's keys (see below). */
+static void
+client_auth_remember_keys(const struct client_auth *auth, json_t *jwks)
+{
+	char	hex[65];
+	json_t	*row;
+
+	if (hex_encode(auth->keys_hash, sizeof(auth->keys_hash), hex,
+	    sizeof(hex)) < 0)
+		return;
+	if ((row = json_pack("{s:O, s:s, s:I}", "jwks", jwks, "hash", hex,
+	    "ttl", (json_int_t)auth->ttl)) == NULL)
+		return;
+	client_cache_put(CLIENT_CACHE_KEYS, auth->client_id, row);
+	json_decref(row);
+}
+
+void
+client_auth_forget_keys(const char *client_id)
+{
+	client_cache_put(CLIENT_CACHE_KEYS, client_id, NULL);
+}
+
+/* A Basic client's secret against its cached digest (constant time). */
+static int
+client_auth_cached_secret(struct http_request *req, struct client_auth *auth)
 {
 	json_t		*row;
 	uint8_t		 digest[32], cached[32];
 	const char	*hex;
 
-	if (app_cfg.token_rate_per_minute > 0 || auth->secret[0] == '\0' ||
-	    (row = client_cache_get(CLIENT_CACHE_SECRET,
+	if ((row = client_cache_get(CLIENT_CACHE_SECRET,
 	    auth->client_id)) == NULL)
 		return (0);
 	hex = json_string_value(json_object_get(row, "digest"));
@@ -182,6 +199,52 @@ client_auth_cached(struct http_request *req, struct client_auth *auth)
 	}
 	auth->ttl = (long long)json_integer_value(json_object_get(row, "ttl"));
 	return (1);
+}
+
+/*
+ * A client assertion against the client's cached keys. Any failure goes
+ * to the lookup, which decides and names the reason: the client may
+ * have registered a new key since.
+ */
+static int
+client_auth_cached_assertion(struct http_request *req,
+    struct client_auth *auth)
+{
+	json_t		*row;
+	const char	*why, *hex;
+
+	if (!auth->defer_spend || (row = client_cache_get(CLIENT_CACHE_KEYS,
+	    auth->client_id)) == NULL)
+		return (0);
+	hex = json_string_value(json_object_get(row, "hash"));
+	if (hex == NULL || hex_decode(hex, strlen(hex), auth->keys_hash,
+	    sizeof(auth->keys_hash)) != 32)
+		return (0);
+	if (client_assertion_check(req, auth->client_id,
+	    json_object_get(row, "jwks"), &auth->assertion, &why) == -1)
+		return (0);
+	auth->ttl = (long long)json_integer_value(json_object_get(row, "ttl"));
+	auth->fapi = 1;
+	auth->asserted = 1;
+	return (1);
+}
+
+/*
+ * Without a token rate limit to count, a client authenticated in the
+ * last seconds is checked against the worker's cache. The grant re-checks
+ * in the database that the client is active (040_token_client_active.sql)
+ * and spends an assertion's jti. A certificate is verified every time.
+ */
+int
+client_auth_cached(struct http_request *req, struct client_auth *auth)
+{
+	if (app_cfg.token_rate_per_minute > 0)
+		return (0);
+	if (auth->secret[0] != '\0')
+		return (client_auth_cached_secret(req, auth));
+	if (client_assertion_sent(req))
+		return (client_auth_cached_assertion(req, auth));
+	return (0);
 }
 
 /* A bytea column of the client row, unescaped (PQfreemem), or NULL. */
@@ -248,7 +311,38 @@ client_auth_method_is(struct db_query *q, const char *method)
 	    strcmp(db_value(q, 0, CLIENT_COL_METHOD), method) == 0);
 }
 
-/* private_key_jwt: verified here, its jti spent by the next query. */
+/*
+ * private_key_jwt for a caller that spends the jti itself: verified here
+ * and the client's keys remembered. 1, or -1 (answer sent).
+ */
+static int
+client_auth_assertion_deferred(struct http_request *req, struct db_query *q,
+    struct client_auth *auth)
+{
+	const char	*why, *text;
+	json_t		*jwks;
+	int		 r;
+
+	text = db_value(q, 0, CLIENT_COL_JWKS);
+	crypto_sha256(text, strlen(text), auth->keys_hash);
+	jwks = json_loads(text, 0, NULL);
+	r = client_assertion_check(req, auth->client_id, jwks,
+	    &auth->assertion, &why);
+	if (r == 0 && jwks != NULL)
+		client_auth_remember_keys(auth, jwks);
+	json_decref(jwks);
+	if (r == -1) {
+		client_assertion_refuse(req, why);
+		return (-1);
+	}
+	auth->asserted = 1;
+	return (1);
+}
+
+/*
+ * private_key_jwt: verified here, its jti spent by the next query (or by
+ * the caller's, with defer_spend). 1, 0 (a query runs) or -1 (refused).
+ */
 static int
 client_auth_assertion(struct http_request *req, struct db_query *q,
     struct client_auth *auth)
@@ -261,6 +355,8 @@ client_auth_assertion(struct http_request *req, struct db_query *q,
 		client_auth_failed(req);
 		return (-1);
 	}
+	if (auth->defer_spend)
+		return (client_auth_assertion_deferred(req, q, auth));
 	if (client_assertion_verify(req, auth->client_id,
 	    db_value(q, 0, CLIENT_COL_JWKS), &a) == -1)
 		return (-1);

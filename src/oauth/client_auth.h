@@ -13,14 +13,18 @@
  * The handler's query loop drives it: client_auth_begin starts the
  * client's lookup, and the handler hands each answer to client_auth_done
  * until it says the client is authenticated (for an assertion one more
- * query, which spends its jti, runs in between).
+ * query, which spends its jti, runs in between). The token endpoint sets
+ * defer_spend instead: its grant spends the jti in the grant's own
+ * transaction (one round trip and one durable commit fewer).
  */
 #ifndef PSD2_CLIENT_AUTH_H
 #define PSD2_CLIENT_AUTH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "db/db.h"
+#include "oauth/client_assertion.h"
 
 struct http_request;
 
@@ -30,6 +34,19 @@ struct http_request;
 /* One request's authentication; a handler's context holds it. */
 struct client_auth {
 	int		spending;	/* the assertion's jti query runs */
+	/*
+	 * Set by the caller: the assertion's jti is not spent here, the
+	 * caller's own query spends it (assertion).
+	 */
+	int		defer_spend;
+	/*
+	 * Authenticated by a client assertion: its jti, to be spent, and the
+	 * SHA-256 of the JWK Set (as oauth_client.jwks's text) that verified
+	 * it, which the spending query checks is still the client's.
+	 */
+	int		asserted;
+	struct client_assertion	assertion;
+	uint8_t		keys_hash[32];
 	/*
 	 * The client authenticates as FAPI 2.0 allows (tls_client_auth,
 	 * private_key_jwt): its access tokens must be sender-constrained.
@@ -61,11 +78,16 @@ int	client_auth_done(struct http_request *, struct db_query *,
 	    struct client_auth *, enum db_next *);
 
 /*
- * The token endpoint's hot path without the lookup: a Basic client
- * authenticated in the last seconds, checked against its cached secret
- * digest. 1 (auth->ttl set), 0 when not cached, -1 when the answer was
- * sent.
+ * The token endpoint's hot path without the lookup: a client
+ * authenticated in the last seconds, a Basic one checked against its
+ * cached secret digest, a private_key_jwt one (defer_spend set) against
+ * its cached JWK Set. 1 (auth->ttl set), 0 when not cached (or when the
+ * cached keys do not verify the assertion: the lookup decides), -1 when
+ * the answer was sent.
  */
 int	client_auth_cached(struct http_request *, struct client_auth *);
+
+/* Forgets the client's cached keys: they were found changed. */
+void	client_auth_forget_keys(const char *);
 
 #endif

@@ -1,10 +1,10 @@
 /*
  * POST /auth/oauth/token (spec 4.2, 4.3; RFC 6749 4.1.3, 4.4, 6 and 5.2).
  *
- * Two round trips: the client (client_auth.h; a third, when it sends a
- * client assertion, spends its jti) and the grant (one SQL function, one
- * durable transaction). A parameter sent twice is invalid_request
- * (RFC 6749 3.2).
+ * Two round trips at most: the client (client_auth.h; none when the
+ * worker has it cached) and the grant (one SQL function, one durable
+ * transaction, which also spends a client assertion's jti). A parameter
+ * sent twice is invalid_request (RFC 6749 3.2).
  */
 #include <sys/types.h>
 
@@ -38,6 +38,7 @@ struct token_ctx {
 	enum token_phase	phase;
 	struct db_query		q;
 	struct client_auth	auth;
+	int			again;	/* authenticated a second time */
 	/* A verified DPoP proof's binding (RFC 9449 5), "" without one. */
 	char			binding[DPOP_BINDING_MAX];
 	char			access[37];
@@ -46,18 +47,22 @@ struct token_ctx {
 
 /*
  * The _bound grants (030_tpp.sql) bind the access token to the TLS client
- * certificate of the connection (RFC 8705 x5t#S256), the last parameter:
- * NULL over plain HTTP or without a client certificate.
+ * certificate of the connection (RFC 8705 x5t#S256) or the DPoP key: the
+ * binding parameter, NULL without either. The last three are a client
+ * assertion's, spent by the grant (token_param_assertion).
  */
 static const char sql_code[] =
     "SELECT result, scope, expires_in, description "
-    "FROM oauth_code_grant_bound($1, $2, $3, $4, $5, $6, $7, $8)";
+    "FROM oauth_code_grant_bound($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+    "to_timestamp($10::bigint), $11)";
 static const char sql_refresh[] =
     "SELECT result, scope, expires_in, description, rotated "
-    "FROM oauth_refresh_grant_bound($1, $2, $3, $4, $5, $6)";
+    "FROM oauth_refresh_grant_bound($1, $2, $3, $4, $5, $6, $7, "
+    "to_timestamp($8::bigint), $9)";
 static const char sql_client[] =
     "SELECT result, scope, expires_in, description "
-    "FROM oauth_client_credentials_grant($1, $2, $3, $4)";
+    "FROM oauth_client_credentials_grant($1, $2, $3, $4, $5, "
+    "to_timestamp($6::bigint), $7)";
 
 static void
 token_free(struct http_request *req)
@@ -98,6 +103,30 @@ token_param_binding(struct http_request *req, struct token_ctx *ctx)
 	}
 	tpp_peer_x5t(req, x5t, sizeof(x5t));
 	db_param(&ctx->q, x5t[0] != '\0' ? x5t : NULL);
+}
+
+/*
+ * The client assertion's jti, until when it is kept, and the hash of the
+ * keys that verified it (oauth_assertion_take), or three NULLs.
+ */
+static void
+token_param_assertion(struct token_ctx *ctx)
+{
+	char	until[24];
+
+	if (!ctx->auth.asserted) {
+		db_param(&ctx->q, NULL);
+		db_param(&ctx->q, NULL);
+		db_param(&ctx->q, NULL);
+		return;
+	}
+	(void)snprintf(until, sizeof(until), "%lld",
+	    ctx->auth.assertion.keep_until);
+	db_param_bin(&ctx->q, ctx->auth.assertion.jti_hash,
+	    sizeof(ctx->auth.assertion.jti_hash));
+	db_param(&ctx->q, until);
+	db_param_bin(&ctx->q, ctx->auth.keys_hash,
+	    sizeof(ctx->auth.keys_hash));
 }
 
 static int
@@ -153,6 +182,7 @@ token_grant_code(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, refresh, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
 	token_param_binding(req, ctx);
+	token_param_assertion(ctx);
 	return (0);
 }
 
@@ -177,6 +207,7 @@ token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, refresh, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
 	token_param_binding(req, ctx);
+	token_param_assertion(ctx);
 	return (0);
 }
 
@@ -204,6 +235,7 @@ token_grant_client(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, access, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
 	token_param_binding(req, ctx);
+	token_param_assertion(ctx);
 	return (0);
 }
 
@@ -354,6 +386,7 @@ token_start(struct http_request *req, struct token_ctx *ctx)
 	if (token_params_once(req, token_params) == -1)
 		return (DB_ANSWERED);
 	http_populate_post(req);
+	ctx->auth.defer_spend = 1;
 	if (token_dpop(req, ctx) == -1)
 		return (DB_ANSWERED);
 	if (client_auth_credentials(req, &ctx->auth) == -1)
@@ -368,6 +401,29 @@ token_start(struct http_request *req, struct token_ctx *ctx)
 	return (DB_QUERY);
 }
 
+/*
+ * The grant found the client's keys changed since they verified its
+ * assertion (keys_changed, oauth_assertion_take; nothing was written):
+ * once, the client is authenticated again from its row. 0 (no change),
+ * 1 (that query runs) or -1 (answer sent).
+ */
+static int
+token_keys_changed(struct http_request *req, struct token_ctx *ctx)
+{
+	if (strcmp(db_value(&ctx->q, 0, 0), "keys_changed") != 0)
+		return (0);
+	client_auth_forget_keys(ctx->auth.client_id);
+	if (ctx->again) {
+		respond_oauth_error(req, 401, "invalid_client", "The client's "
+		    "keys changed during the request; send it again.");
+		return (-1);
+	}
+	ctx->again = 1;
+	ctx->phase = TOKEN_CLIENT;
+	client_auth_lookup(req, &ctx->q, &ctx->auth);
+	return (1);
+}
+
 static enum db_next
 token_step(struct http_request *req, void *arg)
 {
@@ -375,7 +431,13 @@ token_step(struct http_request *req, void *arg)
 	enum db_next		 next;
 
 	if (ctx->phase == TOKEN_GRANT) {
-		token_answer(req, ctx);
+		switch (token_keys_changed(req, ctx)) {
+		case 1:
+			return (DB_QUERY);
+		case 0:
+			token_answer(req, ctx);
+			break;
+		}
 		return (DB_ANSWERED);
 	}
 	if (!client_auth_done(req, &ctx->q, &ctx->auth, &next))

@@ -394,6 +394,41 @@ def test_key_rotation_replaces_the_set(jwt_client, tmp_path):
         grant_type="client_credentials")), "no registered key")
 
 
+def test_cached_keys_follow_the_registry(jwt_client, dbinfo, tmp_path):
+    """A worker keeps a client's keys a few seconds (client_auth.c), but
+    the grant checks in its own transaction that they are still the
+    client's (oauth_assertion_take): a key added leaves the others
+    working, a key left out or a change of method counts at the very next
+    request on every worker, and a refusal issues nothing."""
+    jc = jwt_client("ES256")
+    form = lambda c: c.form(grant_type="client_credentials")
+    # Enough requests, each on a new connection, to reach both workers.
+    many = 8
+    for _ in range(many):
+        assert post(TOKEN_URL, form(jc)).status_code == 200
+    pem2 = new_key("ES256")
+    jc2 = JwtClient(jc.client, "ES256", pem2, "k2")
+    r = register_keys(jc.client, {"keys": [public_jwk(jc.pem, jc.kid),
+                                           public_jwk(pem2, "k2")]},
+                      tmp_path)
+    assert r.returncode == 0, r.stderr
+    for c in (jc, jc2) * many:
+        r = post(TOKEN_URL, form(c))
+        assert r.status_code == 200, r.text
+    r = register_keys(jc.client, {"keys": [public_jwk(pem2, "k2")]},
+                      tmp_path)
+    assert r.returncode == 0, r.stderr
+    issued = tokens_of(dbinfo, jc.client_id)
+    for _ in range(many):
+        assert_invalid_client(post(TOKEN_URL, form(jc)), "no registered key")
+    assert tokens_of(dbinfo, jc.client_id) == issued
+    psd2lib.psd2ctl("tpp", "auth-method", jc.client_id,
+                    "client_secret_basic")
+    for _ in range(many):
+        assert_invalid_client(post(TOKEN_URL, form(jc2)))
+    assert tokens_of(dbinfo, jc.client_id) == issued
+
+
 def test_registration_refusals_and_audit(client_factory, dbinfo, tmp_path):
     c = client_factory()
     pem = new_key("PS256")

@@ -38,8 +38,9 @@ endif
 
 UNIT_SRCS	:= $(addprefix $(UNIT_TOP)/src/common/, crypto.c encoding.c \
 		    totp.c keyring.c secretbox.c sealed.c money.c httpdate.c \
-		    devcur.c devtext.c textrule.c redirect_uri.c jws.c webauthn.c \
-		    webauthn_origin.c webauthn_trust.c) \
+		    devcur.c devtext.c textrule.c redirect_uri.c jws.c \
+		    pkey_cache.c webauthn.c webauthn_origin.c \
+		    webauthn_trust.c) \
 		    $(addprefix $(UNIT_TOP)/src/web/, template.c i18n_pick.c)
 UNIT_OBJS	:= $(patsubst $(UNIT_TOP)/src/%.c,$(UNIT_OUT)/obj/%.o,$(UNIT_SRCS))
 UNIT_LIB	:= $(UNIT_OUT)/libunit.a

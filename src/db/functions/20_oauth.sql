@@ -229,8 +229,9 @@ END;
 $$;
 
 -- The token endpoint may authenticate a client from a worker's cache of
--- recently verified secret digests (src/oauth/token.c, only while no
--- token rate limit is configured), saving a round trip on the hot path.
+-- recently verified secret digests and JWK Sets (src/oauth/client_auth.c,
+-- only while no token rate limit is configured), saving a round trip on
+-- the hot path.
 -- The grants therefore check here, in the same transaction, that the
 -- client and its TPP are still active: a suspension takes effect at once.
 CREATE OR REPLACE FUNCTION oauth_client_active(p_client_id text) RETURNS boolean
@@ -244,10 +245,53 @@ BEGIN
 END;
 $$;
 
+-- A client assertion (private_key_jwt) taken by a grant of the token
+-- endpoint, in the grant's transaction (migration 200): p_jti_hash and
+-- p_expires_at as for oauth_assertion_spend, p_keys_hash the SHA-256 of
+-- the client's JWK Set as the service verified the assertion against it
+-- (the text of oauth_client.jwks; the service may have it from its
+-- cache). result and description are NULL when there is no assertion
+-- (p_jti_hash NULL) or it is now spent; else the grant answers them:
+--	keys_changed	the client's JWK Set (or its method) is no longer
+--			the one the service verified against; never sent to
+--			the client: the service forgets its cached keys and
+--			authenticates the client again
+--	invalid_client	the jti was used before
+CREATE OR REPLACE FUNCTION oauth_assertion_take(p_client_id text,
+    p_jti_hash bytea, p_expires_at timestamptz, p_keys_hash bytea,
+    OUT result text, OUT description text)
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF p_jti_hash IS NULL THEN
+		RETURN;
+	END IF;
+	PERFORM 1 FROM oauth_client
+	WHERE client_id = p_client_id AND auth_method = 'private_key_jwt'
+	    AND sha256(convert_to(jwks::text, 'UTF8')) = p_keys_hash;
+	IF NOT FOUND THEN
+		result := 'keys_changed';
+		description := 'The client''s keys changed.';
+		RETURN;
+	END IF;
+	IF NOT oauth_assertion_spend(p_client_id, p_jti_hash,
+	    p_expires_at) THEN
+		result := 'invalid_client';
+		description := 'The client assertion is refused: its jti was '
+		    'used before.';
+	END IF;
+END;
+$$;
+
+-- The token endpoint's code grant. In all three grants of the token
+-- endpoint, the p_assertion_ parameters are a client assertion's
+-- (oauth_assertion_take), NULL for other clients.
 CREATE OR REPLACE FUNCTION oauth_code_grant_bound(p_code_hash bytea,
     p_client_id text, p_redirect_uri text, p_verifier_s256 text,
     p_access_hash bytea, p_refresh_hash bytea, p_access_ttl integer,
-    p_x5t text, OUT result text, OUT scope text, OUT expires_in integer,
+    p_x5t text, p_assertion_jti bytea DEFAULT NULL,
+    p_assertion_until timestamptz DEFAULT NULL,
+    p_assertion_keys bytea DEFAULT NULL,
+    OUT result text, OUT scope text, OUT expires_in integer,
     OUT description text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -256,6 +300,12 @@ BEGIN
 	IF NOT oauth_client_active(p_client_id) THEN
 		result := 'invalid_client';
 		description := 'Client authentication failed.';
+		RETURN;
+	END IF;
+	SELECT a.result, a.description INTO result, description
+	FROM oauth_assertion_take(p_client_id, p_assertion_jti,
+	    p_assertion_until, p_assertion_keys) a;
+	IF result IS NOT NULL THEN
 		RETURN;
 	END IF;
 	-- A code bound to a DPoP key (dpop_jkt, RFC 9449 10) needs a proof
@@ -303,7 +353,9 @@ $$;
 -- there made a kept plan range-scan token_expires, 30 ms a grant.
 CREATE OR REPLACE FUNCTION oauth_refresh_grant_bound(p_refresh_hash bytea,
     p_client_id text, p_access_hash bytea, p_new_refresh_hash bytea,
-    p_access_ttl integer, p_x5t text,
+    p_access_ttl integer, p_x5t text, p_assertion_jti bytea DEFAULT NULL,
+    p_assertion_until timestamptz DEFAULT NULL,
+    p_assertion_keys bytea DEFAULT NULL,
     OUT result text, OUT scope text, OUT expires_in integer,
     OUT description text, OUT rotated boolean)
 LANGUAGE plpgsql AS $$
@@ -318,6 +370,13 @@ BEGIN
 	IF NOT FOUND THEN
 		result := 'invalid_client';
 		description := 'Client authentication failed.';
+		RETURN;
+	END IF;
+	SELECT a.result, a.description INTO result, description
+	FROM oauth_assertion_take(p_client_id, p_assertion_jti,
+	    p_assertion_until, p_assertion_keys) a;
+	IF result IS NOT NULL THEN
+		rotated := false;
 		RETURN;
 	END IF;
 	IF NOT dpop_proof_spend(p_x5t) THEN
@@ -757,13 +816,22 @@ $$;
 -- result: ok, invalid_client.
 CREATE OR REPLACE FUNCTION oauth_client_credentials_grant(
     p_client_id text, p_access_hash bytea, p_access_ttl integer,
-    p_x5t text, OUT result text, OUT scope text, OUT expires_in integer,
+    p_x5t text, p_assertion_jti bytea DEFAULT NULL,
+    p_assertion_until timestamptz DEFAULT NULL,
+    p_assertion_keys bytea DEFAULT NULL,
+    OUT result text, OUT scope text, OUT expires_in integer,
     OUT description text)
 LANGUAGE plpgsql AS $$
 BEGIN
 	IF NOT oauth_client_active(p_client_id) THEN
 		result := 'invalid_client';
 		description := 'Client authentication failed.';
+		RETURN;
+	END IF;
+	SELECT a.result, a.description INTO result, description
+	FROM oauth_assertion_take(p_client_id, p_assertion_jti,
+	    p_assertion_until, p_assertion_keys) a;
+	IF result IS NOT NULL THEN
 		RETURN;
 	END IF;
 	IF NOT dpop_proof_spend(p_x5t) THEN
@@ -794,7 +862,9 @@ $$;
 
 -- A client assertion's jti spent (RFC 7523 3 item 7; migration 195),
 -- kept until the assertion expires: true the first time, false for a
--- replay. The service calls it only for an assertion it has verified.
+-- replay. The service calls it only for an assertion it has verified: at
+-- the PAR and revocation endpoints on its own, at the token endpoint
+-- inside the grant's transaction (oauth_assertion_take).
 CREATE OR REPLACE FUNCTION oauth_assertion_spend(p_client_id text,
     p_jti_hash bytea, p_expires_at timestamptz)
 RETURNS boolean LANGUAGE plpgsql AS $$
