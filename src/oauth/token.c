@@ -41,6 +41,8 @@ struct token_ctx {
 	int			again;	/* authenticated a second time */
 	/* A verified DPoP proof's binding (RFC 9449 5), "" without one. */
 	char			binding[DPOP_BINDING_MAX];
+	/* Without one, the TLS client certificate's x5t#S256, or "". */
+	char			x5t[48];
 	char			access[37];
 	char			refresh[37];
 };
@@ -93,16 +95,12 @@ token_params_once(struct http_request *req, const char *const *names)
  * (RFC 8705 3), else nothing.
  */
 static void
-token_param_binding(struct http_request *req, struct token_ctx *ctx)
+token_param_binding(struct token_ctx *ctx)
 {
-	char	x5t[48];
-
-	if (ctx->binding[0] != '\0') {
+	if (ctx->binding[0] != '\0')
 		db_param(&ctx->q, ctx->binding);
-		return;
-	}
-	tpp_peer_x5t(req, x5t, sizeof(x5t));
-	db_param(&ctx->q, x5t[0] != '\0' ? x5t : NULL);
+	else
+		db_param(&ctx->q, ctx->x5t[0] != '\0' ? ctx->x5t : NULL);
 }
 
 /*
@@ -181,7 +179,7 @@ token_grant_code(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, access, 32);
 	db_param_bin(&ctx->q, refresh, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
-	token_param_binding(req, ctx);
+	token_param_binding(ctx);
 	token_param_assertion(ctx);
 	return (0);
 }
@@ -206,7 +204,7 @@ token_grant_refresh(struct http_request *req, struct token_ctx *ctx,
 	db_param_bin(&ctx->q, access, 32);
 	db_param_bin(&ctx->q, refresh, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
-	token_param_binding(req, ctx);
+	token_param_binding(ctx);
 	token_param_assertion(ctx);
 	return (0);
 }
@@ -234,7 +232,7 @@ token_grant_client(struct http_request *req, struct token_ctx *ctx,
 	db_param(&ctx->q, ctx->auth.client_id);
 	db_param_bin(&ctx->q, access, 32);
 	db_param_int(&ctx->q, ctx->auth.ttl);
-	token_param_binding(req, ctx);
+	token_param_binding(ctx);
 	token_param_assertion(ctx);
 	return (0);
 }
@@ -246,12 +244,8 @@ token_grant_client(struct http_request *req, struct token_ctx *ctx,
 static int
 token_holder_of_key(struct http_request *req, struct token_ctx *ctx)
 {
-	char	x5t[48];
-
-	if (!ctx->auth.fapi || ctx->binding[0] != '\0')
-		return (0);
-	tpp_peer_x5t(req, x5t, sizeof(x5t));
-	if (x5t[0] != '\0')
+	if (!ctx->auth.fapi || ctx->binding[0] != '\0' ||
+	    ctx->x5t[0] != '\0')
 		return (0);
 	respond_oauth_error(req, 400, "invalid_request", "This client's "
 	    "tokens must be sender-constrained: send a DPoP proof, or use "
@@ -272,6 +266,8 @@ token_grant(struct http_request *req, struct token_ctx *ctx)
 		    "grant_type is required.");
 		return (DB_ANSWERED);
 	}
+	if (ctx->binding[0] == '\0')
+		tpp_peer_x5t(req, ctx->x5t, sizeof(ctx->x5t));
 	if (token_holder_of_key(req, ctx) == -1)
 		return (DB_ANSWERED);
 	if (oauth_new_secret(ctx->access, access) == -1 ||

@@ -169,17 +169,24 @@ passkey_field(struct http_request *req, const char *name, uint8_t *out,
 }
 
 void
-passkey_key_read(struct db_query *q, struct http_request *req,
-    long long psu_id)
+passkey_key_read_sql(struct db_query *q, struct http_request *req,
+    const char *sql, long long subject_id)
 {
 	uint8_t	id[WEBAUTHN_ID_MAX];
 	int	len;
 
 	if ((len = passkey_field(req, "credential_id", id, sizeof(id))) <= 0)
 		len = 0;
-	db_query_begin(q, req, sql_key_read);
-	db_param_int(q, psu_id);
+	db_query_begin(q, req, sql);
+	db_param_int(q, subject_id);
 	db_param_bin(q, id, (size_t)len);
+}
+
+void
+passkey_key_read(struct db_query *q, struct http_request *req,
+    long long psu_id)
+{
+	passkey_key_read_sql(q, req, sql_key_read, psu_id);
 }
 
 long long

@@ -83,6 +83,12 @@ int	passkey_field(struct http_request *, const char *, uint8_t *,
  */
 void	passkey_key_read(struct db_query *, struct http_request *, long long);
 /*
+ * The same read by another query of the same columns taking (subject,
+ * credential id): the staff login's keys.
+ */
+void	passkey_key_read_sql(struct db_query *, struct http_request *,
+	    const char *, long long);
+/*
  * What navigator.credentials.create needs for a new key of who (WebAuthn
  * 5.4): its challenge derived from purpose, the page's CSRF token and a
  * new nonce; the user handle (a UUID's text) in base64url; the ids of

@@ -208,22 +208,16 @@ act_query(struct http_request *req, struct staff_page *p)
 static void
 act_render(struct http_request *req, struct staff_page *p)
 {
-	const char	*result, *action;
+	const char	*action;
 	char		 key[64];
 
-	result = db_value(&p->q, 0, 0);
+	if (!staff_action_ok(req, p, staff_device_results,
+	    "staff_devices_title", "staff_result_"))
+		return;
 	if ((action = staff_page_arg(req, "action")) == NULL)
 		action = "";
-	if (!staff_word_in(result, staff_device_results)) {
-		respond_server_error(req, "staff device result");
-		return;
-	}
-	if (strcmp(result, "ok") == 0)
-		snprintf(key, sizeof(key), "staff_done_%s", action);
-	else
-		snprintf(key, sizeof(key), "staff_result_%s", result);
-	staff_message(req, strcmp(result, "ok") == 0 ? 200 : 409,
-	    "staff_devices_title", key, &p->who);
+	snprintf(key, sizeof(key), "staff_done_%s", action);
+	staff_message(req, 200, "staff_devices_title", key, &p->who);
 }
 
 static const struct staff_page_spec act_spec = {

@@ -231,20 +231,9 @@ keys_act_query(struct http_request *req, struct staff_page *p)
 static void
 keys_act_render(struct http_request *req, struct staff_page *p)
 {
-	const char	*result;
-	char		 key[64];
-
-	result = db_value(&p->q, 0, 0);
-	if (!staff_word_in(result, action_results)) {
-		respond_server_error(req, "staff key action result");
-		return;
-	}
-	if (strcmp(result, "ok") == 0) {
+	if (staff_action_ok(req, p, action_results, "staff_keys_title",
+	    "staff_keys_result_"))
 		keys_back(req);
-		return;
-	}
-	snprintf(key, sizeof(key), "staff_keys_result_%s", result);
-	staff_message(req, 409, "staff_keys_title", key, &p->who);
 }
 
 static const struct staff_page_spec keys_act_spec = {

@@ -144,14 +144,7 @@ staff_totp_outcome(struct http_request *req, struct login *lg,
 static void
 staff_key_read(struct http_request *req, struct login *lg)
 {
-	uint8_t	id[WEBAUTHN_ID_MAX];
-	int	len;
-
-	if ((len = passkey_field(req, "credential_id", id, sizeof(id))) <= 0)
-		len = 0;
-	db_query_begin(&lg->q, req, sql_key_read);
-	db_param_int(&lg->q, lg->subject_id);
-	db_param_bin(&lg->q, id, (size_t)len);
+	passkey_key_read_sql(&lg->q, req, sql_key_read, lg->subject_id);
 }
 
 static void

@@ -167,3 +167,22 @@ staff_word_in(const char *word, const char *const *list)
 	}
 	return (0);
 }
+
+int
+staff_action_ok(struct http_request *req, struct staff_page *p,
+    const char *const *results, const char *title, const char *refused)
+{
+	const char	*result;
+	char		 key[64];
+
+	result = db_value(&p->q, 0, 0);
+	if (!staff_word_in(result, results)) {
+		respond_server_error(req, "staff action result");
+		return (0);
+	}
+	if (strcmp(result, "ok") == 0)
+		return (1);
+	(void)snprintf(key, sizeof(key), "%s%s", refused, result);
+	staff_message(req, 409, title, key, &p->who);
+	return (0);
+}

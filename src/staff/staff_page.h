@@ -62,4 +62,13 @@ void	staff_page_actor(const struct staff_page *, char *, size_t);
 /* 1 when word (may be NULL) is one of list's (NULL-terminated) words. */
 int	staff_word_in(const char *, const char *const *);
 
+/*
+ * An action's result word (the answer's first column), one of results:
+ * 1 for "ok", which the caller answers; else 0, the refusal answered
+ * (409, the message named refused and the word under title) or, for a
+ * word not in results, a server error.
+ */
+int	staff_action_ok(struct http_request *, struct staff_page *,
+	    const char *const *, const char *, const char *);
+
 #endif

@@ -57,21 +57,14 @@ key_query(struct http_request *req, struct staff_page *p)
 static void
 key_render(struct http_request *req, struct staff_page *p)
 {
-	const char	*result;
-	char		 key[64];
+	char	key[64];
 
-	result = db_value(&p->q, 0, 0);
-	if (!staff_word_in(result, key_results)) {
-		respond_server_error(req, "staff key result");
+	if (!staff_action_ok(req, p, key_results, "staff_psu_keys",
+	    "staff_key_result_"))
 		return;
-	}
-	if (strcmp(result, "ok") == 0)
-		snprintf(key, sizeof(key), "staff_done_key_%s",
-		    staff_page_arg(req, "action"));
-	else
-		snprintf(key, sizeof(key), "staff_key_result_%s", result);
-	staff_message(req, strcmp(result, "ok") == 0 ? 200 : 409,
-	    "staff_psu_keys", key, &p->who);
+	snprintf(key, sizeof(key), "staff_done_key_%s",
+	    staff_page_arg(req, "action"));
+	staff_message(req, 200, "staff_psu_keys", key, &p->who);
 }
 
 static const struct staff_page_spec key_spec = {
