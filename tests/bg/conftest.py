@@ -16,6 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 
+import psd2lib  # noqa: E402
 from psd2_fixtures import *  # noqa: E402,F401,F403
 from ais_shared import *  # noqa: E402,F401,F403
 # Named: a star import leaves out names that begin with "_".
@@ -31,3 +32,14 @@ CONSENT = API + "/consents/current"
 
 def tx_path(account_id):
     return "%s/account/%s/transactions" % (API, account_id)
+
+
+def settle(dbinfo):
+    """Writes now the statuses that time has changed (what the
+    housekeeping's bg_consent_sweep writes every psd2_purge_interval), so
+    that its next round does not write during a snapshot's window."""
+    c = psd2lib.db_connect(dbinfo)
+    try:
+        c.cursor().execute("SELECT bg_consent_sweep()")
+    finally:
+        c.close()

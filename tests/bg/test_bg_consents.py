@@ -14,8 +14,8 @@ import psd2lib
 from psd2lib import db_rows, make_client, make_psu, rows_written, \
     token_request
 
-from conftest import BG, Api, get_tokens, consent_of, sql, tpp_error, \
-    token_hash
+from conftest import BG, Api, get_tokens, consent_of, settle, sql, \
+    tpp_error
 
 CONSENTS = BG + "/consents"
 WELL_KNOWN = "/.well-known/oauth-authorization-server"
@@ -352,17 +352,6 @@ BAD_BODIES = [
 
 def snapshot(dbinfo):
     return db_rows(dbinfo, exclude=NOT_DATA)
-
-
-def settle(dbinfo):
-    """Writes now the statuses that time has changed (what the
-    housekeeping's bg_consent_sweep writes every psd2_purge_interval), so
-    that its next round does not write during a snapshot's window."""
-    c = psd2lib.db_connect(dbinfo)
-    try:
-        c.cursor().execute("SELECT bg_consent_sweep()")
-    finally:
-        c.close()
 
 
 def refused_unchanged(dbinfo, call, status, code, path, invalid=VALID):

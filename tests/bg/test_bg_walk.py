@@ -26,7 +26,8 @@ import psd2lib
 from bgclient import (ROOT, BgClient, TppCallback, expect, psu_in_chromium,
                       psu_in_plain_browser)
 from conftest import (ACCOUNT_LIST, account_row, add_balance,
-                      add_transactions, day, sql, token_hash, tpp_error)
+                      add_transactions, day, settle, sql, token_hash,
+                      tpp_error)
 
 KINDS = ("dedicated", "bankOffered", "availableAccounts",
          "availableAccountsWithBalance", "allPsd2")
@@ -127,6 +128,7 @@ def ticks_for(kind, h):
 @contextlib.contextmanager
 def unchanged(dbinfo):
     """The block writes no row (but MAY_WRITE)."""
+    settle(dbinfo)
     before = psd2lib.db_rows(dbinfo, exclude=MAY_WRITE)
     yield
     after = psd2lib.db_rows(dbinfo, exclude=MAY_WRITE)
