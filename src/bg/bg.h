@@ -52,6 +52,12 @@ enum bg_consent_header {
  */
 int	bg_method(struct http_request *, int);
 
+/*
+ * X-Request-ID, required on every call and a UUID: copied to out (at
+ * least BG_UUID_LEN + 1 bytes), else the call's FORMAT_ERROR recorded.
+ */
+void	bg_request_id(struct http_request *, struct xs2a_call *, char *);
+
 /* http_state for an endpoint: a fresh call freed with the request. */
 struct bg_call	*bg_call_new(struct http_request *);
 

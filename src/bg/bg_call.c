@@ -89,17 +89,25 @@ bg_uuid_header(struct http_request *req, const char *name, char *out)
 	return (1);
 }
 
+void
+bg_request_id(struct http_request *req, struct xs2a_call *x, char *out)
+{
+	int	r;
+
+	r = bg_uuid_header(req, "x-request-id", out);
+	if (r != 1)
+		xs2a_input_error(x, 400, "FORMAT_ERROR", "X-Request-ID",
+		    r == 0 ? "X-Request-ID is required." :
+		    "X-Request-ID must be a UUID.");
+}
+
 static void
 bg_headers(struct http_request *req, struct bg_call *c,
     enum bg_consent_header consent, char *request_id)
 {
 	int	r;
 
-	r = bg_uuid_header(req, "x-request-id", request_id);
-	if (r != 1)
-		xs2a_input_error(&c->x, 400, "FORMAT_ERROR", "X-Request-ID",
-		    r == 0 ? "X-Request-ID is required." :
-		    "X-Request-ID must be a UUID.");
+	bg_request_id(req, &c->x, request_id);
 	if (consent == BG_CONSENT_NONE)
 		return;
 	r = bg_uuid_header(req, "consent-id", c->consent_id);

@@ -1,12 +1,15 @@
 /*
- * /auth/v1/psd2/payments/... (Berlin Group 1.2 payment initiation):
+ * The payment endpoints, on the contract's paths /auth/v1/psd2/payments/
+ * (Berlin Group 1.2) and, through src/bg/payments.c, on the standard's
+ * /xs2a/v1/payments/ (1.3.11); below the root:
  *
  *	POST	{product}				initiate (201)
  *	GET	{product}/{paymentId}			the payment
  *	DELETE	{product}/{paymentId}			cancel (204, or 405)
  *	GET	{product}/{paymentId}/status		transactionStatus
  *	GET	{product}/{paymentId}/authorisations	its one authorisation id
- *	POST	{product}/{paymentId}/authorisations	the existing one (200)
+ *	POST	{product}/{paymentId}/authorisations	the existing one (200;
+ *							the standard: 409)
  *	GET	{product}/{paymentId}/authorisations/{authorisationId}
  *
  * One route; the path is parsed here, so that a product or an id that is
@@ -35,10 +38,12 @@ int	pis_payments(struct http_request *);
 
 static const char sql_initiate[] =
     "SELECT refusal, detail, status, body FROM pis_initiate($1, $2, $3, $4, "
-    "$5, $6, $7, $8, $9, $10, $11, $12, $13)";
+    "$5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
 static const char sql_payment[] =
     "SELECT refusal, detail, status, body FROM pis_payment($1, $2, $3, $4, "
-    "$5, $6, $7, $8, $9)";
+    "$5, $6, $7, $8, $9, $10)";
+
+static const struct pis_surface	pis_contract = { PIS_PREFIX, 0 };
 
 enum pis_kind {
 	PIS_NONE,
@@ -74,13 +79,15 @@ pis_segment(const char **p, char *out)
 }
 
 static void
-pis_path_parse(const char *path, struct pis_path *pp)
+pis_path_parse(const char *path, const char *root, struct pis_path *pp)
 {
 	const char	*p;
 	char		 word[PIS_SEGMENT_MAX + 1];
 
 	memset(pp, 0, sizeof(*pp));
-	p = path + strlen(PIS_PREFIX);
+	if (strncmp(path, root, strlen(root)) != 0)
+		return;
+	p = path + strlen(root);
 	if (pis_segment(&p, pp->product) == -1)
 		return;
 	if (*p == '\0') {
@@ -106,29 +113,58 @@ pis_path_parse(const char *path, struct pis_path *pp)
 	}
 }
 
-/* The action of pis_payment() for this path and method, or NULL. */
-static const char *
-pis_action(struct http_request *req, const struct pis_path *pp)
+int
+pis_path_methods(const char *path, const struct pis_surface *surface)
 {
+	struct pis_path	pp;
+
+	pis_path_parse(path, surface->root, &pp);
+	switch (pp.kind) {
+	case PIS_INITIATE:
+		return (HTTP_METHOD_POST);
+	case PIS_PAYMENT:
+		return (HTTP_METHOD_GET | HTTP_METHOD_DELETE);
+	case PIS_AUTHORISATIONS:
+		return (HTTP_METHOD_GET | HTTP_METHOD_POST);
+	case PIS_STATUS:
+	case PIS_AUTHORISATION:
+		return (HTTP_METHOD_GET);
+	default:
+		return (0);
+	}
+}
+
+/*
+ * The action of pis_payment() for this path and method, or NULL. On the
+ * standard's surface HEAD is GET without the body, as on its other paths.
+ */
+static const char *
+pis_action(struct http_request *req, const struct pis_path *pp,
+    int standard)
+{
+	int	get;
+
+	get = req->method == HTTP_METHOD_GET ||
+	    (standard && req->method == HTTP_METHOD_HEAD);
 	switch (pp->kind) {
 	case PIS_PAYMENT:
-		if (req->method == HTTP_METHOD_GET)
+		if (get)
 			return ("payment");
 		if (req->method == HTTP_METHOD_DELETE)
 			return ("cancel");
 		break;
 	case PIS_STATUS:
-		if (req->method == HTTP_METHOD_GET)
+		if (get)
 			return ("status");
 		break;
 	case PIS_AUTHORISATIONS:
-		if (req->method == HTTP_METHOD_GET)
+		if (get)
 			return ("authorisations");
 		if (req->method == HTTP_METHOD_POST)
-			return ("authorise");
+			return (standard ? "start" : "authorise");
 		break;
 	case PIS_AUTHORISATION:
-		if (req->method == HTTP_METHOD_GET)
+		if (get)
 			return ("authorisation");
 		break;
 	default:
@@ -157,7 +193,7 @@ pis_ids_check(struct xs2a_call *c, const struct pis_path *pp)
 
 static void
 pis_initiate(struct http_request *req, struct pis_call *pc,
-    const struct pis_path *pp)
+    const struct pis_path *pp, const struct pis_surface *surface)
 {
 	struct xs2a_call	*c = &pc->x;
 	struct pis_payment_in	 in;
@@ -168,6 +204,7 @@ pis_initiate(struct http_request *req, struct pis_call *pc,
 
 	memset(&in, 0, sizeof(in));
 	in.product = pp->product;
+	in.standard = surface->standard;
 	pis_ids_check(c, pp);
 	body = xs2a_body(req, c, PIS_BODY_MAX, &len);
 	if (c->input.status == 0)
@@ -193,6 +230,7 @@ pis_initiate(struct http_request *req, struct pis_call *pc,
 			    "The payment could not be prepared.");
 	}
 	if (pis_begin(req, pc, sql_initiate)) {
+		db_param(&c->q, surface->root);
 		db_param(&c->q, pp->product);
 		db_param(&c->q, json);
 		db_param_bin(&c->q, nonce, sizeof(nonce));
@@ -210,19 +248,25 @@ pis_initiate(struct http_request *req, struct pis_call *pc,
 int
 pis_payments(struct http_request *req)
 {
-	struct pis_call		*c;
+	if (http_state_exists(req))
+		return (pis_finish(req, http_state_get(req)));
+	return (pis_serve(req, pis_call_new(req), &pis_contract));
+}
+
+int
+pis_serve(struct http_request *req, struct pis_call *c,
+    const struct pis_surface *surface)
+{
 	struct pis_path		 pp;
 	const char		*action;
 
-	if (http_state_exists(req))
-		return (pis_finish(req, http_state_get(req)));
-	pis_path_parse(req->path, &pp);
+	pis_path_parse(req->path, surface->root, &pp);
 	if (pp.kind == PIS_NONE) {
 		respond_tpp_error(req, 404, "RESOURCE_UNKNOWN", NULL,
 		    "No payment resource at this path.");
+		c->x.answered = 1;
 		return (KORE_RESULT_OK);
 	}
-	c = pis_call_new(req);
 	if (pp.kind == PIS_INITIATE) {
 		if (req->method != HTTP_METHOD_POST) {
 			respond_tpp_error(req, 405, "SERVICE_INVALID", NULL,
@@ -230,10 +274,10 @@ pis_payments(struct http_request *req)
 			c->x.answered = 1;
 			return (KORE_RESULT_OK);
 		}
-		pis_initiate(req, c, &pp);
+		pis_initiate(req, c, &pp, surface);
 		return (pis_finish(req, c));
 	}
-	if ((action = pis_action(req, &pp)) == NULL) {
+	if ((action = pis_action(req, &pp, surface->standard)) == NULL) {
 		respond_tpp_error(req, 405, "SERVICE_INVALID", NULL,
 		    "This method is not offered on this payment resource.");
 		c->x.answered = 1;
@@ -241,6 +285,7 @@ pis_payments(struct http_request *req)
 	}
 	pis_ids_check(&c->x, &pp);
 	if (pis_begin(req, c, sql_payment)) {
+		db_param(&c->x.q, surface->root);
 		db_param(&c->x.q, pp.product);
 		db_param(&c->x.q, pp.payment);
 		db_param(&c->x.q, action);

@@ -34,6 +34,16 @@ struct http_request;
 
 #define PIS_PREFIX	"/auth/v1/psd2/payments/"
 
+/*
+ * A surface the payment endpoints answer on: the contract's paths
+ * (PIS_PREFIX) or the Berlin Group standard's (src/bg/payments.c). Both
+ * serve the same payments; the root is the answer's links' too.
+ */
+struct pis_surface {
+	const char	*root;		/* ends with '/' */
+	int		 standard;	/* the standard's frame and answers */
+};
+
 struct pis_settings {
 	int	sca_seconds;	/* psd2_pis_sca_seconds: challenge deadline */
 	int	sweep_ms;	/* psd2_pis_sweep_ms: decider sweep period */
@@ -55,6 +65,17 @@ struct pis_call {
 
 /* http_state of a payment call, freed with the request. */
 struct pis_call	*pis_call_new(struct http_request *);
+
+/*
+ * Serves a payment call on a surface: the path below root, the method,
+ * the input, then the query; a Kore handler result. c is the request's
+ * http_state (pis_call_new).
+ */
+int	pis_serve(struct http_request *, struct pis_call *,
+	    const struct pis_surface *);
+
+/* The methods (HTTP_METHOD_* bits) of a payment path; 0 when none. */
+int	pis_path_methods(const char *, const struct pis_surface *);
 
 /*
  * Steps 1 and 2: xs2a_begin() for role PSP_PI. Returns 1 when sql was

@@ -39,6 +39,7 @@ static const struct xs2a_refusal_def	pis_refusals[] = {
 	{ "cancellation_invalid", 405, "CANCELLATION_INVALID", NULL,
 	    "The payment can no longer be cancelled: its authorisation is "
 	    "final." },
+	{ "status_invalid", 409, "STATUS_INVALID", NULL, NULL },
 };
 
 static struct pis_settings	pis_cfg;
@@ -131,9 +132,29 @@ pis_wake_begin(struct http_request *req, struct pis_call *c)
 	return (0);
 }
 
+/*
+ * The standard's ASPSP-SCA-Approach of a 201: the approach pis_wake()
+ * returned. Left out only when the wake-up failed (the payment stands).
+ */
+static void
+pis_answer_approach(struct http_request *req, struct pis_call *c)
+{
+	const char	*approach;
+
+	if (!c->x.standard || db_failed(&c->x.q) || db_rows(&c->x.q) != 1 ||
+	    db_is_null(&c->x.q, 0, 0))
+		return;
+	approach = db_value(&c->x.q, 0, 0);
+	if (strcmp(approach, "decoupled") == 0)
+		http_response_header(req, "aspsp-sca-approach", "DECOUPLED");
+	else if (strcmp(approach, "redirect") == 0)
+		http_response_header(req, "aspsp-sca-approach", "REDIRECT");
+}
+
 static void
 pis_answer_created(struct http_request *req, struct pis_call *c)
 {
+	pis_answer_approach(req, c);
 	http_response_header(req, "location", c->answer_location);
 	respond_raw(req, 201, "application/json", c->answer_body,
 	    strlen(c->answer_body));

@@ -14,6 +14,7 @@ struct http_request;
 
 struct pis_payment_in {
 	const char	*product;
+	int		 standard;		/* the standard's members */
 	int64_t		 amount_minor;
 	char		 currency[4];
 	char		 debtor[PIS_IBAN_MAX + 1];

@@ -16,7 +16,7 @@ SELECT substr(r.detail, length(r.detail) - 35) AS pid,
     1 / (r.status = 201 AND r.refusal IS NULL)::integer AS ok
 FROM pis_initiate(sha256(int8send(:n) || '\x70'::bytea), NULL,
     'PSDDE-BAFIN-999999', gen_random_uuid(), '192.0.2.1',
-    'sepa-credit-transfers',
+    '/auth/v1/psd2/payments/', 'sepa-credit-transfers',
     jsonb_build_object('debtor', bench_iban(:n),
 	'creditor', 'DE89370400440532013000', 'name', 'Bench Creditor',
 	'remittance', 'Bench', 'amount', '1234', 'currency', 'EUR'),

@@ -17,6 +17,10 @@ What is taken, and how:
   they are refused with 400 PARAMETER_NOT_SUPPORTED) or does not read
   (NOT_READ: sent, they are ignored), the examples (they show options
   psd2gate does not take, e.g. the embedded approach);
+- the payment operations at /xs2a/v1/payments/... ({payment-service}
+  fixed, {payment-product} restricted to the products offered), their
+  operationIds prefixed "bg" (the contract's payment paths have the
+  official ones);
 - the security of the operations is psd2gate's own (a bearer token of
   /auth/oauth/token, bound to the TPP's QWAC on the API host, or a
   DPoP-bound one with its proof), and the
@@ -58,7 +62,22 @@ OPERATIONS = [
     ("/v1/accounts/{account-id}/transactions", "get"),
     ("/v1/accounts/{account-id}/transactions/{transactionId}", "get"),
     ("/v1/funds-confirmations", "post"),
+    ("/v1/{payment-service}/{payment-product}", "post"),
+    ("/v1/{payment-service}/{payment-product}/{paymentId}", "get"),
+    ("/v1/{payment-service}/{payment-product}/{paymentId}", "delete"),
+    ("/v1/{payment-service}/{payment-product}/{paymentId}/status", "get"),
+    ("/v1/{payment-service}/{payment-product}/{paymentId}/authorisations",
+     "post"),
+    ("/v1/{payment-service}/{payment-product}/{paymentId}/authorisations",
+     "get"),
+    ("/v1/{payment-service}/{payment-product}/{paymentId}/authorisations/"
+     "{authorisationId}", "get"),
 ]
+
+# The payment services and products psd2gate serves: single payments of
+# the two SEPA products ({payment-service} is fixed to "payments").
+PAYMENT_SERVICE = "payments"
+PAYMENT_PRODUCTS = ["sepa-credit-transfers", "instant-sepa-credit-transfers"]
 
 # Paths psd2gate answers with 405 SERVICE_INVALID whatever the method.
 NOT_OFFERED_PATHS = [
@@ -82,6 +101,13 @@ NOT_READ = {
     "PSU-User-Agent", "PSU-Http-Method", "PSU-Device-ID",
     "PSU-Geo-Location",
 }
+
+# Read by the payment operations (and not by the others).
+READ_BY_PAYMENTS = {"TPP-Redirect-Preferred", "TPP-Decoupled-Preferred"}
+# Not read by the payment operations: the PSU's token names the
+# consent, and the one authorisation is always started at initiation.
+NOT_READ_BY_PAYMENTS = {"Consent-ID", "TPP-Explicit-Authorisation-Preferred",
+                        "TPP-Rejection-NoFunds-Preferred"}
 
 SECURITY = [{"bearerAuth": []}, {"bearerAuth": [], "mutualTLS": []},
             {"dpopAuth": []}]
@@ -156,13 +182,40 @@ def _parameter_name(param, src):
     return param["name"]
 
 
+def _served_path(path):
+    """The file's path as psd2gate serves it (under ROOT)."""
+    return ROOT + path.replace("{payment-service}", PAYMENT_SERVICE)
+
+
+def _product_parameter(param, src):
+    """{payment-product} restricted to the products psd2gate offers."""
+    kind, name = _ref(param["$ref"])
+    out = copy.deepcopy(src["components"][kind][name])
+    out.pop("examples", None)
+    out["schema"] = {"type": "string", "enum": PAYMENT_PRODUCTS}
+    return out
+
+
 def _operation(src, path, method):
     op = copy.deepcopy(src["paths"][path][method])
-    op["parameters"] = [
-        p for p in op.get("parameters", [])
-        if _parameter_name(p, src) not in NOT_OFFERED | NOT_READ]
+    payment = "{payment-service}" in path
+    skip = NOT_OFFERED | NOT_READ
+    if payment:
+        skip = (skip - READ_BY_PAYMENTS) | NOT_READ_BY_PAYMENTS
+    params = []
+    for p in op.get("parameters", []):
+        name = _parameter_name(p, src)
+        if name in skip or name == "payment-service":
+            continue
+        params.append(_product_parameter(p, src)
+                      if name == "payment-product" else p)
+    op["parameters"] = params
+    if payment:
+        # The contract's payment paths use the official ids already.
+        op["operationId"] = "bg" + op["operationId"][0].upper() + \
+            op["operationId"][1:]
     op["security"] = SECURITY
-    op["description"] = NOTE % (ROOT + path)
+    op["description"] = NOTE % _served_path(path)
     return op
 
 
@@ -182,8 +235,8 @@ def part(src=None):
     src = src or official()
     paths = {}
     for path, method in OPERATIONS:
-        paths.setdefault(ROOT + path, {})[method] = _operation(src, path,
-                                                               method)
+        paths.setdefault(_served_path(path), {})[method] = _operation(
+            src, path, method)
     for path in NOT_OFFERED_PATHS:
         paths[ROOT + path] = {"get": _not_offered(src, path)}
 

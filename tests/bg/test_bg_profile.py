@@ -152,8 +152,15 @@ def test_document_leaves_out_what_the_profile_does_not_offer():
     for p in card:
         assert [set(op["responses"]) for op in doc["paths"][p].values()] == \
             [{str(ANSWER["card_accounts"]["answer"]["status"])}]
-    assert not any("signing-baskets" in p or "/payments" in p
+    assert not any("signing-baskets" in p or "periodic-payments" in p or
+                   "bulk-payments" in p
                    for p in doc["paths"] if p.startswith("/xs2a/"))
+    pay = ANSWER["payments"]
+    assert pay["offered"] is True and pay["services"] == ["payments"]
+    init = doc["paths"]["/xs2a/v1/payments/{payment-product}"]["post"]
+    product = [p for p in init["parameters"]
+               if p.get("name") == "payment-product"]
+    assert product and product[0]["schema"]["enum"] == pay["products"]
     for name in ("PSU-ID", "TPP-Notification-URI"):
         assert name in bg_openapi_part.NOT_READ
     assert OPT["psu_id"]["answer"]["used"] is False
@@ -363,13 +370,20 @@ def test_card_accounts_get_the_documented_answer(signer, tpp):
                   want["status"], want["code"])
 
 
-def test_signing_baskets_and_payments_are_unknown_paths(signer, tpp):
+def test_signing_baskets_and_other_payment_services_are_unknown_paths(
+        signer, tpp):
+    """Single payments themselves are tested end to end in the pis suite
+    (tests/pis/test_pis_standard.py), with a PSU's token and the
+    emulated authenticator."""
     served()
     tok = tpp_token(tpp)
-    for oid, path in (("signing_baskets", "/signing-baskets"),
-                      ("payments", "/payments/sepa-credit-transfers")):
-        want = ANSWER[oid]["answer"]
-        if oid == "payments":
+    for want, path in (
+            (ANSWER["signing_baskets"]["answer"], "/signing-baskets"),
+            (ANSWER["payments"]["other_service"],
+             "/periodic-payments/sepa-credit-transfers"),
+            (ANSWER["payments"]["other_service"],
+             "/bulk-payments/sepa-credit-transfers")):
+        if "payments/" in path:
             # {} is no payment of the official file: deliberately
             # invalid, the answer still checked in full
             with bg_openapi.expect_invalid_request():

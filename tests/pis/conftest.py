@@ -441,6 +441,17 @@ def payment_body(payer, amount="12.34", name="Max Mustermann",
     return b
 
 
+def payment_as_read(payer, status):
+    """GET {product}/{paymentId} of payment_body(payer), on either
+    surface."""
+    return {"instructedAmount": {"currency": "EUR", "amount": "12.34"},
+            "debtorAccount": {"iban": payer.iban},
+            "creditorAccount": {"iban": CREDITOR},
+            "creditorName": "Max Mustermann",
+            "remittanceInformationUnstructured": "Invoice 42",
+            "transactionStatus": status}
+
+
 def initiate_redirect(api, payer, base=None, nok=True, amount="12.34"):
     """A redirect payment (no TPP-Decoupled-Preferred): its id and the
     scaRedirect link, the authorisation received (implicit start)."""

@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from conftest import (CREDITOR, NOK_REDIRECT, PAY, PKI_DIR, REDIRECT, SCT,
-                      get_token, payment_body, payment_row, sql, sql1,
+from conftest import (NOK_REDIRECT, PAY, PKI_DIR, REDIRECT, SCT, get_token,
+                      payment_as_read, payment_body, payment_row, sql, sql1,
                       tpp_error, wait_shown, wait_status)
 import psd2lib
 from psd2lib import CtlError, make_client, make_psu, sandbox_client
@@ -65,13 +65,7 @@ def test_redirect_initiation_and_reads(api, db, payer_factory):
 
     r = api.get("%s/%s" % (SCT, pid), payer.token)
     assert r.status_code == 200, r.text
-    assert r.json() == {
-        "instructedAmount": {"currency": "EUR", "amount": "12.34"},
-        "debtorAccount": {"iban": payer.iban},
-        "creditorAccount": {"iban": CREDITOR},
-        "creditorName": "Max Mustermann",
-        "remittanceInformationUnstructured": "Invoice 42",
-        "transactionStatus": "RCVD"}
+    assert r.json() == payment_as_read(payer, "RCVD")
     assert api.status(payer, pid) == "RCVD"
     r = api.get("%s/%s/authorisations" % (SCT, pid), payer.token)
     assert r.json() == {"authorisationIds": [aid]}

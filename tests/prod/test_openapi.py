@@ -110,6 +110,8 @@ SEGMENTS = {
     "/auth/consents/": ["{consentId}", "{authorisationId}"],
     "/xs2a/v1/consents/": ["{consentId}", "{authorisationId}"],
     "/xs2a/v1/accounts/": ["{account-id}", "{transactionId}"],
+    "/xs2a/v1/payments/": ["{payment-product}", "{paymentId}",
+                           "{authorisationId}"],
     "/xs2a/v1/card-accounts/": ["{account-id}"],
 }
 REGEX = re.compile(r"[][()+*?{}|\\]")
@@ -132,6 +134,15 @@ XS2A = {
     "/xs2a/v1/accounts/{account-id}/transactions/{transactionId}":
         ({"get"}, "transactions.c"),
     "/xs2a/v1/funds-confirmations": ({"post"}, "funds.c"),
+    "/xs2a/v1/payments/{payment-product}": ({"post"}, "payments.c"),
+    "/xs2a/v1/payments/{payment-product}/{paymentId}":
+        ({"get", "delete"}, "payments.c"),
+    "/xs2a/v1/payments/{payment-product}/{paymentId}/status":
+        ({"get"}, "payments.c"),
+    "/xs2a/v1/payments/{payment-product}/{paymentId}/authorisations":
+        ({"post", "get"}, "payments.c"),
+    "/xs2a/v1/payments/{payment-product}/{paymentId}/authorisations/"
+    "{authorisationId}": ({"get"}, "payments.c"),
 }
 # Not offered: every method answers 405 SERVICE_INVALID (tests/bg
 # test_bg_profile.py asks the service); the document lists GET, the

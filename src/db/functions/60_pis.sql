@@ -47,6 +47,10 @@ END $$;
 --
 -- Common parameters (those of the AIS functions, 30_ais.sql):
 --	p_token_hash, p_x5t, p_org_id, p_request_id, p_psu_ip
+-- and p_root, the surface the call came on, which the answer's links
+-- name: '/auth/v1/psd2/payments/' (the contract's paths) or
+-- '/xs2a/v1/payments/' (the Berlin Group standard's, src/bg/README.md).
+-- A payment is the same row whichever surface made or reads it.
 
 -- The refusal path: only the bearer check (spec part 7: first).
 CREATE OR REPLACE FUNCTION pis_bearer_only(p_token_hash bytea, p_x5t text)
@@ -59,9 +63,9 @@ RETURNS pis_result LANGUAGE sql STABLE AS $$
 $$;
 
 -- The links of a payment (relative, as the AIS links are).
-CREATE OR REPLACE FUNCTION pis_self(p_product text, p_id uuid)
+CREATE OR REPLACE FUNCTION pis_self(p_root text, p_product text, p_id uuid)
 RETURNS text LANGUAGE sql IMMUTABLE AS $$
-	SELECT '/auth/v1/psd2/payments/' || p_product || '/' || p_id;
+	SELECT p_root || p_product || '/' || p_id;
 $$;
 
 -- The page where the PSU authorises a payment by redirect (the pages
@@ -89,8 +93,9 @@ $$;
 
 -- The authorisation as the TPP sees it (201 of the initiation, the
 -- answer of POST .../authorisations).
-CREATE OR REPLACE FUNCTION pis_authorisation_json(p_product text,
-    p_payment_id uuid, p_auth_id uuid, p_approach text, p_sca_status text)
+CREATE OR REPLACE FUNCTION pis_authorisation_json(p_root text,
+    p_product text, p_payment_id uuid, p_auth_id uuid, p_approach text,
+    p_sca_status text)
 RETURNS json LANGUAGE sql IMMUTABLE AS $$
 	SELECT json_build_object(
 	    'scaStatus', p_sca_status,
@@ -100,11 +105,11 @@ RETURNS json LANGUAGE sql IMMUTABLE AS $$
 		'scaRedirect', json_build_object('href',
 		    pis_sca_redirect(p_payment_id)),
 		'scaStatus', json_build_object('href',
-		    pis_self(p_product, p_payment_id) || '/authorisations/'
+		    pis_self(p_root, p_product, p_payment_id) || '/authorisations/'
 		    || p_auth_id))
 	    ELSE json_build_object(
 		'scaStatus', json_build_object('href',
-		    pis_self(p_product, p_payment_id) || '/authorisations/'
+		    pis_self(p_root, p_product, p_payment_id) || '/authorisations/'
 		    || p_auth_id)) END);
 $$;
 
@@ -160,7 +165,8 @@ $$;
 -- RCVD, scaStatus received and a general psuMessage; the status of a
 -- held payment stays RCVD, of a rejected one RJCT.
 CREATE OR REPLACE FUNCTION pis_initiate(p_token_hash bytea, p_x5t text,
-    p_org_id text, p_request_id uuid, p_psu_ip inet, p_product text,
+    p_org_id text, p_request_id uuid, p_psu_ip inet, p_root text,
+    p_product text,
     p_payment jsonb, p_nonce bytea, p_decoupled boolean,
     p_redirect_uri text, p_nok_redirect_uri text, p_sca_seconds integer,
     p_redirect_seconds integer)
@@ -271,15 +277,15 @@ BEGIN
 	    'psuMessage', CASE rk.action WHEN 'hold' THEN pis_risk_psu_message()
 		ELSE pis_psu_message(v_approach, v_sca) END,
 	    '_links', (SELECT json_object_agg(k, json_build_object('href', h))
-		FROM (VALUES (1, 'self', pis_self(p_product, v_id)),
-		    (2, 'status', pis_self(p_product, v_id) || '/status'),
-		    (3, 'scaStatus', pis_self(p_product, v_id)
+		FROM (VALUES (1, 'self', pis_self(p_root, p_product, v_id)),
+		    (2, 'status', pis_self(p_root, p_product, v_id) || '/status'),
+		    (3, 'scaStatus', pis_self(p_root, p_product, v_id)
 			|| '/authorisations/' || v_auth),
 		    (4, 'scaRedirect', CASE WHEN v_approach = 'redirect'
 			AND rk.action <> 'reject' THEN
 			pis_sca_redirect(v_id) END)) l(n, k, h)
 		WHERE h IS NOT NULL));
-	RETURN ROW(NULL, pis_self(p_product, v_id), 201, body::text)::pis_result;
+	RETURN ROW(NULL, pis_self(p_root, p_product, v_id), 201, body::text)::pis_result;
 END;
 $$;
 
@@ -288,20 +294,25 @@ $$;
 -- flush, so that initiations' durable commits are not serialised by the
 -- notify lock (see device_challenge_notify, 50_devices.sql). Nothing for
 -- a redirect payment. Lost (a crash in between): the daemons' sweep
--- claims the challenge a little later.
-CREATE OR REPLACE FUNCTION pis_wake(p_payment_id uuid) RETURNS void
+-- claims the challenge a little later. Returns the authorisation's
+-- approach ('redirect' or 'decoupled'), the standard's
+-- ASPSP-SCA-Approach.
+CREATE OR REPLACE FUNCTION pis_wake(p_payment_id uuid) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
+	v_approach text;
 	v_serial text;
 BEGIN
 	PERFORM set_config('synchronous_commit', 'off', true);
-	SELECT c.device_serial INTO v_serial
+	SELECT a.approach, c.device_serial INTO v_approach, v_serial
 	FROM payment_authorisation a
-	JOIN device_challenge c ON c.id = a.challenge_id
-	WHERE a.payment_id = p_payment_id AND c.status = 'pending';
-	IF FOUND THEN
+	LEFT JOIN device_challenge c ON c.id = a.challenge_id
+	    AND c.status = 'pending'
+	WHERE a.payment_id = p_payment_id;
+	IF v_serial IS NOT NULL THEN
 		PERFORM pg_notify('device_challenge_new', v_serial);
 	END IF;
+	RETURN v_approach;
 END;
 $$;
 
@@ -312,11 +323,13 @@ $$;
 --	authorisations	GET {product}/{id}/authorisations
 --	authorisation	GET {product}/{id}/authorisations/{p_auth_id}
 --	authorise	POST {product}/{id}/authorisations: the existing one
+--	start		the same on the standard's surface: refused (409),
+--			the one authorisation was started at initiation
 --	cancel		DELETE {product}/{id}: CANC before SCA is final (and
 --			the device challenge cancelled), else refused
 CREATE OR REPLACE FUNCTION pis_payment(p_token_hash bytea, p_x5t text,
-    p_org_id text, p_request_id uuid, p_psu_ip inet, p_product text,
-    p_id uuid, p_action text, p_auth_id uuid)
+    p_org_id text, p_request_id uuid, p_psu_ip inet, p_root text,
+    p_product text, p_id uuid, p_action text, p_auth_id uuid)
 RETURNS pis_result LANGUAGE plpgsql AS $$
 DECLARE
 	g ais_gate_result;
@@ -388,12 +401,17 @@ BEGIN
 	ELSIF p_action = 'authorise' THEN
 		-- One authorisation per payment: the existing one, never a
 		-- second (200: nothing was created).
-		body := pis_authorisation_json(p.product, p.id, a.id, a.approach,
-		    a.sca_status);
+		body := pis_authorisation_json(p_root, p.product, p.id, a.id,
+		    a.approach, a.sca_status);
 		IF p.held THEN
 			body := (body::jsonb || jsonb_build_object('psuMessage',
 			    pis_risk_psu_message()))::json;
 		END IF;
+	ELSIF p_action = 'start' THEN
+		RETURN ROW('status_invalid', 'The payment has one authorisation, '
+		    'started at its initiation: '
+		    || pis_self(p_root, p.product, p.id) || '/authorisations/'
+		    || a.id || '.', NULL, NULL)::pis_result;
 	ELSIF p_action = 'cancel' THEN
 		IF p.transaction_status <> 'RCVD' THEN
 			RETURN ROW('cancellation_invalid', NULL, NULL,
