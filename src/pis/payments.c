@@ -218,10 +218,11 @@ pis_initiate(struct http_request *req, struct pis_call *pc,
 	if (c->input.status == 0) {
 		snprintf(amount, sizeof(amount), "%lld",
 		    (long long)in.amount_minor);
-		doc = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s}",
+		doc = json_pack("{s:s, s:s, s:s, s:s?, s:s, s:s, s:s?}",
 		    "debtor", in.debtor, "creditor", in.creditor,
 		    "name", in.name, "remittance", in.remittance,
-		    "amount", amount, "currency", in.currency);
+		    "amount", amount, "currency", in.currency, "date",
+		    in.execution_date[0] ? in.execution_date : NULL);
 		json = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 		if (doc != NULL)
 			json_decref(doc);

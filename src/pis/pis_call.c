@@ -40,6 +40,8 @@ static const struct xs2a_refusal_def	pis_refusals[] = {
 	    "The payment can no longer be cancelled: its authorisation is "
 	    "final." },
 	{ "status_invalid", 409, "STATUS_INVALID", NULL, NULL },
+	{ "execution_date_invalid", 400, "EXECUTION_DATE_INVALID",
+	    "requestedExecutionDate", NULL },
 };
 
 static struct pis_settings	pis_cfg;

@@ -21,6 +21,7 @@ struct pis_payment_in {
 	char		 creditor[PIS_IBAN_MAX + 1];
 	char		 name[72];		/* NFC, at most 70 bytes */
 	char		*remittance;		/* kore_malloc'ed, or NULL */
+	char		 execution_date[11];	/* YYYY-MM-DD, "" absent */
 	int		 decoupled;		/* TPP-Decoupled-Preferred */
 	const char	*redirect_uri;		/* TPP-Redirect-URI */
 	const char	*nok_redirect_uri;	/* TPP-Nok-Redirect-URI */

@@ -7,6 +7,8 @@ ASPSP-SCA-Approach) and body members. Every request and response on
 /xs2a/ is validated against the official 1.3.11 file
 (tests/lib/bg_openapi.py, installed for every suite)."""
 
+import datetime
+import time
 import uuid
 
 import pytest
@@ -15,9 +17,9 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import bg_openapi
 from conftest import (CREDITOR, REDIRECT, NOK_REDIRECT, SCT, balance,
-                      payment_as_read, payment_body, payment_row, sql1,
-                      tpp_error,
-                      wait_shown, wait_status)
+                      payment_as_read, payment_body, payment_row,
+                      set_balance, sql, sql1, tpp_error, wait_shown,
+                      wait_status)
 from psd2lib import token_request
 from test_pis_payments_page import login_payment
 
@@ -52,6 +54,40 @@ def created(r, product_path):
     assert b["_links"]["scaStatus"]["href"].startswith(
         "%s/%s/authorisations/" % (product_path, pid))
     return b
+
+
+def bank_day(db, days=0):
+    """The bank's date (PostgreSQL's current_date) plus days, as text."""
+    return (sql1(db, "SELECT current_date") +
+            datetime.timedelta(days=days)).isoformat()
+
+
+def dated(payer, day):
+    b = payment_body(payer)
+    b["requestedExecutionDate"] = day
+    return b
+
+
+def confirm_on_device(emulator, payer):
+    wait_shown(emulator, payer.serial)
+    emulator.cmd("pin", payer.serial, "1234")
+    emulator.cmd("press", payer.serial)
+
+
+def the_day_has_come(db, pid):
+    """The payment's date moved to today: the bank's clock is never moved
+    (production has no such switch); the row is, as a date's passing
+    would leave it."""
+    sql(db, "UPDATE payment SET execution_date = current_date "
+        "WHERE id = %s", pid)
+
+
+def still(db, pid, status, seconds=2.5):
+    """The payment stays in status over a few decider rounds (1 s)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        assert payment_row(db, pid)[0] == status
+        time.sleep(0.25)
 
 
 def payments_of(db, payer):
@@ -152,8 +188,8 @@ def test_a_second_authorisation_is_status_invalid(api, db, payer):
 
 
 @pytest.mark.parametrize("change,status,code,path", [
-    ({"requestedExecutionDate": "2030-01-02"}, 400,
-     "PARAMETER_NOT_SUPPORTED", "requestedExecutionDate"),
+    ({"ultimateCreditor": "Max Mustermann"}, 400,
+     "PARAMETER_NOT_SUPPORTED", "ultimateCreditor"),
     ({"endToEndIdentification": "E2E-1"}, 400, "PARAMETER_NOT_SUPPORTED",
      "endToEndIdentification"),
     ({"remittanceInformationStructured": {"reference": "RF18539007547034"}},
@@ -232,4 +268,124 @@ def test_a_bad_token_and_the_tpps_own_token(api, db, payer):
                  headers={"PSU-IP-Address": "192.0.2.10",
                           "TPP-Decoupled-Preferred": "true"})
     tpp_error(r, 401, "TOKEN_INVALID")
+    assert payments_of(db, payer) == n
+
+
+# -- future-dated payments ----------------------------------------------------
+
+def test_future_dated_on_the_device_books_on_its_date(api, db, emulator,
+                                                      payer):
+    before = balance(db, payer.iban)
+    day = bank_day(db, 3)
+    r = initiate(api, payer, body=dated(payer, day))
+    b = created(r, STD_SCT)
+    pid = b["paymentId"]
+    assert r.headers["ASPSP-SCA-Approach"] == "DECOUPLED"
+    confirm_on_device(emulator, payer)
+    assert wait_status(db, pid, "ACTC", timeout=10) == \
+        ("ACTC", None, "finalised")
+    # Authorised now, not booked before its date.
+    still(db, pid, "ACTC")
+    assert balance(db, payer.iban) == before
+    r = api.get("%s/%s" % (STD_SCT, pid), payer.token)
+    want = payment_as_read(payer, "ACTC")
+    want["requestedExecutionDate"] = day
+    assert r.status_code == 200 and r.json() == want
+    the_day_has_come(db, pid)
+    assert wait_status(db, pid, "ACSC", timeout=10)[0] == "ACSC"
+    assert balance(db, payer.iban) == before - 1234
+
+
+def test_future_dated_is_cancelled_until_the_day_before(api, db, emulator,
+                                                        payer):
+    before = balance(db, payer.iban)
+    pid = created(initiate(api, payer, body=dated(payer, bank_day(db, 2))),
+                  STD_SCT)["paymentId"]
+    confirm_on_device(emulator, payer)
+    wait_status(db, pid, "ACTC", timeout=10)
+    r = api.call("DELETE", "%s/%s" % (STD_SCT, pid), payer.token)
+    assert r.status_code == 204, r.text
+    assert payment_row(db, pid) == ("CANC", None, "finalised")
+    the_day_has_come(db, pid)
+    still(db, pid, "CANC")
+    assert balance(db, payer.iban) == before
+    # On its day it is no longer cancellable (booked, or about to be).
+    pid = created(initiate(api, payer, body=dated(payer, bank_day(db, 1))),
+                  STD_SCT)["paymentId"]
+    confirm_on_device(emulator, payer)
+    wait_status(db, pid, "ACTC", timeout=10)
+    the_day_has_come(db, pid)
+    tpp_error(api.call("DELETE", "%s/%s" % (STD_SCT, pid), payer.token),
+              405, "CANCELLATION_INVALID")
+    assert wait_status(db, pid, "ACSC", timeout=10)[0] == "ACSC"
+    assert balance(db, payer.iban) == before - 1234
+
+
+def test_future_dated_short_of_funds_on_its_date(api, db, emulator, payer):
+    pid = created(initiate(api, payer, body=dated(payer, bank_day(db, 1))),
+                  STD_SCT)["paymentId"]
+    confirm_on_device(emulator, payer)
+    wait_status(db, pid, "ACTC", timeout=10)
+    set_balance(db, payer.iban, 1000)
+    the_day_has_come(db, pid)
+    assert wait_status(db, pid, "RJCT", timeout=10) == \
+        ("RJCT", "insufficient funds", "finalised")
+    assert balance(db, payer.iban) == 1000
+    r = api.get("%s/%s/status" % (STD_SCT, pid), payer.token)
+    assert r.json()["transactionStatus"] == "RJCT"
+
+
+def test_future_dated_in_chromium_shows_its_date(api, db, server, browser,
+                                                 payer_factory):
+    payer = payer_factory(device=False)
+    day = bank_day(db, 5)
+    b = created(initiate(api, payer, body=dated(payer, day),
+                         decoupled=False), STD_SCT)
+    pid = b["paymentId"]
+    driver = browser("de-DE")
+    login_payment(driver, server.url + b["_links"]["scaRedirect"]["href"],
+                  payer.psu)
+    WebDriverWait(driver, 20).until(
+        lambda d: d.find_elements(By.ID, "authorise-form"))
+    assert driver.find_element(By.CLASS_NAME,
+                               "payment-execution-date").text == day
+    driver.find_element(By.ID, "otp").send_keys(payer.psu.totp())
+    driver.find_element(By.ID, "authorise-submit").click()
+    WebDriverWait(driver, 20).until(
+        lambda d: d.current_url.startswith(REDIRECT))
+    assert wait_status(db, pid, "ACTC", timeout=10)[0] == "ACTC"
+    still(db, pid, "ACTC")
+    assert balance(db, payer.iban) == 100000
+    the_day_has_come(db, pid)
+    assert wait_status(db, pid, "ACSC", timeout=10)[0] == "ACSC"
+
+
+@pytest.mark.parametrize("product,days,text", [
+    ("sepa-credit-transfers", -1, "must be a date from today"),
+    ("sepa-credit-transfers", 91, "must be a date from today"),
+    ("instant-sepa-credit-transfers", 1, "executed at once"),
+])
+def test_execution_date_invalid_stores_nothing(api, db, payer, product,
+                                               days, text):
+    n = payments_of(db, payer)
+    m = tpp_error(initiate(api, payer, product=product,
+                           body=dated(payer, bank_day(db, days))),
+                  400, "EXECUTION_DATE_INVALID", "requestedExecutionDate")
+    assert text in m["text"]
+    assert payments_of(db, payer) == n
+
+
+def test_execution_date_today_and_malformed(api, db, emulator, payer):
+    # Today: executed once authorised, as without a date.
+    pid = created(initiate(api, payer, product="instant-sepa-credit-"
+                           "transfers", body=dated(payer, bank_day(db))),
+                  STD_INST)["paymentId"]
+    confirm_on_device(emulator, payer)
+    assert wait_status(db, pid, "ACSC", timeout=10)[0] == "ACSC"
+    n = payments_of(db, payer)
+    # (not every one of them breaks the file's "format: date")
+    with bg_openapi.expect_invalid_request():
+        for bad in ("2026-02-29", "2027-13-01", "20270101", "tomorrow"):
+            tpp_error(initiate(api, payer, body=dated(payer, bad)), 400,
+                      "FORMAT_ERROR", "requestedExecutionDate")
     assert payments_of(db, payer) == n

@@ -145,9 +145,12 @@ RETURNS text LANGUAGE sql STABLE AS $$
 $$;
 
 -- POST payments/{product}. p_payment: {"debtor", "creditor", "name",
--- "remittance" (or null), "amount" (minor units, as a string), "currency"},
--- every value already checked by the service (IBAN mod 97, NFC name,
--- amount, EUR). p_nonce: 32 random bytes from the service. Decoupled
+-- "remittance" (or null), "amount" (minor units, as a string), "currency",
+-- "date" (requestedExecutionDate, or null)}, every value already checked
+-- by the service (IBAN mod 97, NFC name, amount, EUR, a calendar date).
+-- A date is the bank's: from today to 90 days ahead (an instant payment:
+-- today only); a future one is authorised now and booked on that date
+-- (pis_book). p_nonce: 32 random bytes from the service. Decoupled
 -- when p_decoupled and the PSU has an active authenticator whose counter
 -- is not exhausted (2^32 - 1, devsig_counter_exhausted); then the
 -- challenge is created here, in the payment's transaction, with the
@@ -184,6 +187,7 @@ DECLARE
 	v_sca text := 'received';
 	v_deadline timestamptz;
 	v_amount bigint := (p_payment->>'amount')::bigint;
+	v_date date := (p_payment->>'date')::date;
 	body json;
 BEGIN
 	g := ais_gate(p_token_hash, p_x5t, p_org_id, p_request_id,
@@ -191,6 +195,19 @@ BEGIN
 	IF g.refusal IS NOT NULL THEN
 		RETURN ROW(g.refusal::text::pis_refusal, g.detail, NULL,
 		    NULL)::pis_result;
+	END IF;
+	IF v_date < current_date OR v_date > current_date + 90 THEN
+		RETURN ROW('execution_date_invalid', 'requestedExecutionDate '
+		    || 'must be a date from today ('
+		    || to_char(current_date, 'YYYY-MM-DD') || ') to '
+		    || to_char(current_date + 90, 'YYYY-MM-DD') || '.', NULL,
+		    NULL)::pis_result;
+	END IF;
+	IF v_date > current_date
+	    AND p_product = 'instant-sepa-credit-transfers' THEN
+		RETURN ROW('execution_date_invalid', 'An instant payment is '
+		    || 'executed at once: requestedExecutionDate can only be '
+		    || 'today.', NULL, NULL)::pis_result;
 	END IF;
 	SELECT a.id, a.currency INTO acc
 	FROM consent_account ca JOIN account a ON a.id = ca.account_id
@@ -243,7 +260,7 @@ BEGIN
 	    remittance, amount_minor, currency, tpp_redirect_uri,
 	    tpp_nok_redirect_uri, psu_ip_address, request_id,
 	    transaction_status, reject_reason, reject_detail, risk_score,
-	    risk_level, risk_rules, held)
+	    risk_level, risk_rules, held, execution_date)
 	VALUES (v_id, p_product, g.psu_id, g.consent_id, cl.client_id,
 	    cl.tpp_id, acc.id, p_payment->>'debtor', p_payment->>'creditor',
 	    p_payment->>'name', p_payment->>'remittance', v_amount,
@@ -253,7 +270,7 @@ BEGIN
 	    CASE rk.action WHEN 'reject' THEN 'suspected fraud' END,
 	    CASE rk.action WHEN 'reject' THEN 'transaction monitoring: '
 		|| rk.level || ' risk, score ' || rk.score END,
-	    rk.score, rk.level, rk.rules, rk.action = 'hold');
+	    rk.score, rk.level, rk.rules, rk.action = 'hold', v_date);
 	IF v_approach = 'decoupled' AND rk.action = 'proceed' THEN
 		-- The daemons' wake-up follows the commit (pis_wake).
 		PERFORM set_config('psd2.defer_notify', 'on', true);
@@ -375,11 +392,10 @@ BEGIN
 		    'creditorAccount', json_build_object('iban', p.creditor_iban),
 		    'creditorName', p.creditor_name,
 		    'remittanceInformationUnstructured', p.remittance,
+		    'requestedExecutionDate', p.execution_date,
 		    'transactionStatus', p.transaction_status);
-		IF p.remittance IS NULL THEN
-			body := (body::jsonb
-			    - 'remittanceInformationUnstructured')::json;
-		END IF;
+		-- The two optional members (nothing else is ever null).
+		body := json_strip_nulls(body);
 	ELSIF p_action = 'status' THEN
 		body := CASE WHEN p.transaction_status = 'RJCT' THEN
 		    json_build_object('transactionStatus', 'RJCT',
@@ -413,6 +429,16 @@ BEGIN
 		    || pis_self(p_root, p.product, p.id) || '/authorisations/'
 		    || a.id || '.', NULL, NULL)::pis_result;
 	ELSIF p_action = 'cancel' THEN
+		-- Authorised for a later date: the TPP that initiated it may
+		-- cancel it until the day before (the booking takes the same
+		-- row lock, and books nothing before the date).
+		IF p.transaction_status = 'ACTC'
+		    AND p.execution_date > current_date THEN
+			UPDATE payment SET transaction_status = 'CANC',
+			    status_at = now()
+			WHERE id = p.id;
+			RETURN ROW(NULL, NULL, 204, NULL)::pis_result;
+		END IF;
 		IF p.transaction_status <> 'RCVD' THEN
 			RETURN ROW('cancellation_invalid', NULL, NULL,
 			    NULL)::pis_result;
@@ -757,7 +783,8 @@ $$;
 -- booked transaction appears, negative, with the creditor and the
 -- remittance in its explanation) or RJCT insufficient funds. Exactly
 -- once: the payment's row lock and its ACTC status. Returns ACSC, RJCT,
--- or 'none' (not ACTC: booked already, or never passed SCA).
+-- or 'none' (not ACTC: booked already, or never passed SCA; or its
+-- execution date is still ahead).
 CREATE OR REPLACE FUNCTION pis_book(p_id uuid) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -766,7 +793,8 @@ DECLARE
 	v_tx text;
 BEGIN
 	SELECT * INTO p FROM payment WHERE id = p_id FOR UPDATE;
-	IF NOT FOUND OR p.transaction_status <> 'ACTC' THEN
+	IF NOT FOUND OR p.transaction_status <> 'ACTC'
+	    OR p.execution_date > current_date THEN
 		RETURN 'none';
 	END IF;
 	SELECT amount_minor INTO v_balance FROM balance
@@ -798,9 +826,11 @@ END;
 $$;
 
 -- ACTC payments not booked yet (a crash between ACTC and the booking, or
--- a notification lost), oldest first.
+-- a notification lost, or a future-dated payment whose date has come:
+-- the decider's round asks every second), oldest first.
 CREATE OR REPLACE FUNCTION pis_unbooked(p_limit integer)
 RETURNS SETOF uuid LANGUAGE sql STABLE AS $$
 	SELECT id FROM payment WHERE transaction_status = 'ACTC'
+	    AND (execution_date IS NULL OR execution_date <= current_date)
 	ORDER BY status_at LIMIT p_limit;
 $$;

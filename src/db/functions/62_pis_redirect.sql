@@ -25,6 +25,7 @@ BEGIN
 	    'creditor_iban', p.creditor_iban,
 	    'debtor_iban', p.debtor_iban,
 	    'remittance', p.remittance,
+	    'execution_date', p.execution_date,
 	    'status', CASE WHEN p.held THEN 'HELD'
 		ELSE p.transaction_status END,
 	    'reason', p.reject_reason,
@@ -189,6 +190,7 @@ BEGIN
 	    'creditor_iban', p.creditor_iban,
 	    'debtor_iban', p.debtor_iban,
 	    'remittance', p.remittance,
+	    'execution_date', p.execution_date,
 	    'status', CASE WHEN p.held THEN 'HELD'
 		ELSE p.transaction_status END,
 	    'reason', p.reject_reason,
