@@ -3,7 +3,9 @@
  * query: products, amounts (decimal text into integer minor units, never
  * a double), and the initiation body (IBANs with their MOD 97-10 check,
  * ISO 4217 and EUR, the creditor name as the device will show and sign
- * it, the remittance by the rule for every text people read).
+ * it, the remittance by the rule for every text people read), and on
+ * the standard's paths its members (every one executed as asked, or the
+ * body refused) and requestedExecutionDate.
  */
 #include <sys/types.h>
 
@@ -300,7 +302,8 @@ pis_execution_date(struct xs2a_call *c, json_t *doc,
 	v = json_object_get(doc, "requestedExecutionDate");
 	if (v == NULL)
 		return (0);
-	if (!json_is_string(v) || !ais_date_valid(json_string_value(v))) {
+	if (!json_is_string(v) || json_string_length(v) != 10 ||
+	    !ais_date_valid(json_string_value(v))) {
 		xs2a_input_error(c, 400, "FORMAT_ERROR",
 		    "requestedExecutionDate", "requestedExecutionDate must be "
 		    "a date (YYYY-MM-DD).");

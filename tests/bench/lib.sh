@@ -57,8 +57,10 @@ bench_fail() {
 # unless a configuration names it). WORKERS also unpins the workers.
 bench_conf() {
 	# No staff listener (conf/staff.conf): two instances would both bind it.
-	# The metrics listener (conf/metrics.conf) on a free port of its own.
-	mport=$(sh tests/port.sh free $(( $2 + 1 )) $(( $2 + 20 )))
+	# The metrics listener (conf/metrics.conf) on a free port of its own,
+	# 100 above: never one of BENCH_PORTS, which the instances and the
+	# HAProxies of the full run need all of (six instances, two proxies).
+	mport=$(sh tests/port.sh free $(( $2 + 100 )) $(( $2 + 120 )))
 	sed -e '/^server staff {/,/^}/d' \
 	    -e '/^domain \* {$/{N;/attach[[:space:]]*staff/{N;N;d;};}' \
 	    -e "s/127.0.0.1 8080/127.0.0.1 $2/" \

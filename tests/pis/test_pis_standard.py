@@ -388,4 +388,8 @@ def test_execution_date_today_and_malformed(api, db, emulator, payer):
         for bad in ("2026-02-29", "2027-13-01", "20270101", "tomorrow"):
             tpp_error(initiate(api, payer, body=dated(payer, bad)), 400,
                       "FORMAT_ERROR", "requestedExecutionDate")
+        # A NUL in a string: no JSON the service reads (jansson).
+        tpp_error(initiate(api, payer, body=dated(
+            payer, bank_day(db, 1) + "\u0000x")), 400, "FORMAT_ERROR",
+            "body")
     assert payments_of(db, payer) == n
